@@ -1,0 +1,17 @@
+"""Helpers for the course "Porting PyTorch models from CUDA to AMD GPUs (ROCm)".
+
+One module per concern, each introduced by a lesson:
+
+- ``helpers.device``     where am I running? (lesson 01)
+- ``helpers.precision``  which autocast dtype, and a scaler only for float16 (lesson 02)
+- ``helpers.bench``      thin layer over ``torch.utils.benchmark`` (lesson 02)
+- ``helpers.train``      the digits data set, ResNet training loop, top-k labels (lesson 03)
+- ``helpers.diagnose``   explain an error message (lesson 04; imports no torch)
+- ``helpers.doctor``     is this machine ready? (lesson 00)
+- ``helpers.portcheck``  scan a project for CUDA-isms (lesson 03; imports no torch)
+- ``helpers.dist``       torch.distributed backend choice (lesson 06)
+
+Importing ``helpers`` itself imports nothing heavy: ``import helpers.device`` does.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,245 @@
+"""Where am I running? Device detection for CUDA, ROCm, Apple MPS and CPU.
+
+All facts about the machine are read in one place, :func:`read_facts`, so tests can hand
+:func:`detect` and :func:`pick_device` a simulated machine (an MI300X, an H100, a laptop).
+
+Example::
+
+    >>> from helpers.device import detect, pick_device, describe
+    >>> device = pick_device()          # explicit arg > $COURSE_DEVICE > auto
+    >>> print(describe())               # what every notebook prints first
+
+Facts used (checked in PyTorch's HIP notes, https://pytorch.org/docs/stable/notes/hip.html):
+ROCm builds reuse ``torch.cuda`` and the device string ``"cuda"``; ``torch.version.hip`` tells
+ROCm from CUDA; ``gcnArchName`` carries feature flags (``"gfx942:sramecc+:xnack-"``).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+
+ENV_VAR = "COURSE_DEVICE"
+PCI_VENDORS = {"0x1002": "AMD", "0x10de": "NVIDIA"}
+VISIBILITY_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+ENV_KEYS = VISIBILITY_VARS + (ENV_VAR, "HSA_OVERRIDE_GFX_VERSION", "PYTORCH_ROCM_ARCH")
+
+
+class DeviceError(ValueError):
+    """A device was asked for that this machine does not have (one-line message)."""
+
+
+@dataclass(frozen=True)
+class GPU:
+    name: str
+    arch: str  # gcnArchName as reported ("gfx942:sramecc+:xnack-") or "sm_90"
+    total_memory: int  # bytes
+
+
+@dataclass(frozen=True)
+class Facts:
+    """Everything detection needs, read from torch and the OS by :func:`read_facts`."""
+
+    torch_version: str
+    hip_version: str | None = None
+    cuda_version: str | None = None
+    cuda_available: bool = False  # torch.cuda.is_available(): True on ROCm too
+    gpus: tuple[GPU, ...] = ()
+    arch_list: tuple[str, ...] = ()  # torch.cuda.get_arch_list(): targets the wheel was built for
+    mps_available: bool = False
+    accelerator: str | None = None  # torch.accelerator.current_accelerator().type when available
+    env: dict = field(default_factory=dict)
+    dev_kfd: bool = False
+    dev_dri: bool = False
+    pci_gpu_vendors: tuple[str, ...] = ()  # "AMD" / "NVIDIA", from /sys/bus/pci
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    backend: str  # "rocm", "cuda", "mps" or "cpu"
+    device: object  # torch.device (kept as object so this module imports without torch)
+    name: str
+    count: int
+    memory_gb: float | None
+    arch: str | None  # "gfx942" (feature flags stripped) or "sm_90"
+    torch_version: str
+    hip_version: str | None
+    cuda_version: str | None
+    arch_supported: bool | None  # is `arch` in the wheel's get_arch_list()? None: not a GPU
+    warnings: tuple[str, ...] = ()
+
+
+def pci_gpu_vendors(root: str = "/sys/bus/pci/devices") -> tuple[str, ...]:
+    """Vendors of display controllers (PCI class 0x03xxxx) on this machine; () if /sys is unreadable."""
+    found = []
+    for dev in sorted(glob.glob(os.path.join(root, "*"))):
+        try:
+            with open(os.path.join(dev, "class")) as f:
+                cls = f.read().strip()
+            with open(os.path.join(dev, "vendor")) as f:
+                vendor = f.read().strip().lower()
+        except OSError:
+            continue
+        if cls.startswith("0x03") and vendor in PCI_VENDORS:
+            found.append(PCI_VENDORS[vendor])
+    return tuple(found)
+
+
+def read_facts() -> Facts:
+    """The one seam that reads torch and the OS."""
+    import torch
+
+    gpus: tuple[GPU, ...] = ()
+    arch_list: tuple[str, ...] = ()
+    cuda_ok = torch.cuda.is_available()
+    if cuda_ok:
+        props = [torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count())]
+        gpus = tuple(
+            GPU(p.name, getattr(p, "gcnArchName", "") or f"sm_{p.major}{p.minor}", p.total_memory)
+            for p in props
+        )
+        arch_list = tuple(torch.cuda.get_arch_list())
+    accel = None
+    if hasattr(torch, "accelerator") and torch.accelerator.is_available():  # torch >= 2.6
+        accel = torch.accelerator.current_accelerator().type
+    mps = getattr(torch.backends, "mps", None)
+    return Facts(
+        torch_version=torch.__version__,
+        hip_version=torch.version.hip,
+        cuda_version=torch.version.cuda,
+        cuda_available=cuda_ok,
+        gpus=gpus,
+        arch_list=arch_list,
+        mps_available=bool(mps and mps.is_available()),
+        accelerator=accel,
+        env={k: os.environ[k] for k in ENV_KEYS if k in os.environ},
+        dev_kfd=os.path.exists("/dev/kfd"),
+        dev_dri=os.path.isdir("/dev/dri"),
+        pci_gpu_vendors=pci_gpu_vendors(),
+    )
+
+
+def _arch_supported(arch: str, arch_list: tuple[str, ...]) -> bool:
+    """Is this GPU target in the wheel? ROCm: exact gfx name. CUDA: sm_XY, or older PTX to JIT."""
+    if arch in arch_list:
+        return True
+    if arch.startswith("sm_"):
+        cap = int(arch[3:])
+        return any(a.startswith("compute_") and int(a[8:]) <= cap for a in arch_list)
+    return False
+
+
+def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) -> list[str]:
+    w = []
+    if "AMD" in f.pci_gpu_vendors and f.hip_version is None:
+        w.append(
+            "AMD GPU present but this torch has no ROCm support (torch.version.hip is None): "
+            "install a ROCm wheel (--index-url https://download.pytorch.org/whl/rocm6.4) or use a rocm/pytorch image"
+        )
+    if "NVIDIA" in f.pci_gpu_vendors and f.cuda_version is None and not f.cuda_available:
+        w.append("NVIDIA GPU present but this torch has no CUDA support: install a CUDA wheel")
+    if f.hip_version and not f.dev_kfd:
+        w.append(
+            "ROCm build of torch but /dev/kfd is missing: start the container with "
+            "--device=/dev/kfd --device=/dev/dri --group-add video --group-add render"
+        )
+    elif f.hip_version and not f.cuda_available and backend == "cpu":
+        w.append("ROCm build of torch but no usable GPU: run `python -m helpers.doctor`")
+    if supported is False:
+        w.append(
+            f"this torch build has no kernels for {arch} (built for {', '.join(f.arch_list) or 'nothing'}): "
+            "install a build that lists it in torch.cuda.get_arch_list()"
+        )
+    hip, cuda = f.env.get("HIP_VISIBLE_DEVICES"), f.env.get("CUDA_VISIBLE_DEVICES")
+    if hip is not None and cuda is not None and hip != cuda:
+        w.append(f"HIP_VISIBLE_DEVICES={hip!r} and CUDA_VISIBLE_DEVICES={cuda!r} disagree: set only one")
+    return w
+
+
+def detect(facts: Facts | None = None) -> DeviceInfo:
+    """Describe the best device of this machine (or of the simulated ``facts``)."""
+    import torch
+
+    f = facts or read_facts()
+    arch = supported = None
+    if f.cuda_available and f.gpus:
+        backend = "rocm" if f.hip_version else "cuda"
+        gpu = f.gpus[0]
+        arch = gpu.arch.split(":")[0]  # "gfx942:sramecc+:xnack-" -> "gfx942"
+        supported = _arch_supported(arch, f.arch_list)
+        name, count, mem, dev = gpu.name, len(f.gpus), gpu.total_memory / 2**30, torch.device("cuda", 0)
+    elif f.mps_available:
+        backend, name, count, mem, dev = "mps", "Apple MPS", 1, None, torch.device("mps")
+    else:
+        backend, name, count, mem, dev = "cpu", "CPU", 1, None, torch.device("cpu")
+    return DeviceInfo(
+        backend=backend,
+        device=dev,
+        name=name,
+        count=count,
+        memory_gb=round(mem, 1) if mem else None,
+        arch=arch,
+        torch_version=f.torch_version,
+        hip_version=f.hip_version,
+        cuda_version=f.cuda_version,
+        arch_supported=supported,
+        warnings=tuple(_warnings(f, backend, arch, supported)),
+    )
+
+
+def available_devices(facts: Facts) -> list[str]:
+    """Device strings this machine accepts, e.g. ['cuda:0', 'cuda:1', 'cpu']."""
+    out = [f"cuda:{i}" for i in range(len(facts.gpus))] if facts.cuda_available else []
+    return out + (["mps"] if facts.mps_available else []) + ["cpu"]
+
+
+def pick_device(prefer: str | None = None, facts: Facts | None = None):
+    """The torch.device to use: ``prefer``, else ``$COURSE_DEVICE``, else the best one available.
+
+    ``"auto"`` means: the current accelerator (``torch.accelerator``, PyTorch >= 2.6; the same
+    ``"cuda"`` device on NVIDIA and AMD), else MPS, else CPU. A device that is not here raises
+    :class:`DeviceError` naming what is, e.g. ``pick_device("cuda")`` on a laptop.
+
+        >>> pick_device("cpu")
+        device(type='cpu')
+    """
+    import torch
+
+    f = facts or read_facts()
+    choice = prefer if prefer is not None else (f.env.get(ENV_VAR) or "auto")
+    where = "argument" if prefer is not None else f"${ENV_VAR}"
+    have = available_devices(f)
+    choice = choice.strip().lower()
+    if choice == "auto":
+        if f.accelerator in ("cuda", "mps"):
+            return torch.device(f.accelerator)
+        if f.cuda_available:
+            return torch.device("cuda")
+        return torch.device("mps" if f.mps_available else "cpu")
+    if choice.split(":")[0] in ("rocm", "hip"):
+        raise DeviceError(
+            f"{choice!r} ({where}) is not a PyTorch device type: AMD GPUs are 'cuda' in PyTorch; "
+            f"available here: {', '.join(have)}"
+        )
+    try:
+        dev = torch.device(choice)
+    except RuntimeError:
+        raise DeviceError(f"unknown device {choice!r} ({where}); available here: {', '.join(have)}") from None
+    wanted = f"{dev.type}:{dev.index or 0}" if dev.type == "cuda" else dev.type
+    if wanted not in have:
+        raise DeviceError(f"device {choice!r} ({where}) is not available here; available: {', '.join(have)}")
+    return dev
+
+
+def describe(info: DeviceInfo | None = None) -> str:
+    """A few lines for the top of every notebook: backend, device, versions, warnings."""
+    d = info or detect()
+    versions = f"torch {d.torch_version}" + (f", HIP {d.hip_version}" if d.hip_version else "")
+    versions += f", CUDA {d.cuda_version}" if d.cuda_version and not d.hip_version else ""
+    lines = [f"backend: {d.backend}  device: {d.device}  ({d.name})", f"versions: {versions}"]
+    if d.arch:
+        mem = f", {d.memory_gb} GiB" if d.memory_gb else ""
+        lines.append(f"gpu: {d.count} x {d.arch}{mem}, in this build: {'yes' if d.arch_supported else 'NO'}")
+    lines += [f"warning: {w}" for w in d.warnings]
+    return "\n".join(lines)

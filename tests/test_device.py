@@ -1,0 +1,120 @@
+import dataclasses
+
+import pytest
+import torch
+
+from helpers import device as hd
+from tests.conftest import MACHINES
+
+# name -> (backend, arch, arch_supported, words that must appear in the warnings)
+EXPECTED = {
+    "mi300x": ("rocm", "gfx942", True, []),
+    "mi250x": ("rocm", "gfx90a", True, []),
+    "rx7900xtx": ("rocm", "gfx1100", True, []),
+    "h100": ("cuda", "sm_90", True, []),
+    "cpu": ("cpu", None, None, []),
+    "mps": ("mps", None, None, []),
+    "cuda_wheel_on_amd": ("cpu", None, None, ["AMD GPU present", "no ROCm support"]),
+    "rocm_missing_arch": ("rocm", "gfx1103", False, ["no kernels for gfx1103"]),
+    "container_no_kfd": ("cpu", None, None, ["/dev/kfd is missing", "--group-add render"]),
+}
+
+
+def test_every_simulated_machine_has_an_expectation():
+    assert set(EXPECTED) == set(MACHINES)
+
+
+def test_detect(machine):
+    name, facts = machine
+    backend, arch, supported, words = EXPECTED[name]
+    info = hd.detect(facts)
+    assert (info.backend, info.arch, info.arch_supported) == (backend, arch, supported)
+    text = " ".join(info.warnings)
+    for w in words:
+        assert w in text
+    if not words:
+        assert info.warnings == ()
+    assert info.device.type == {"rocm": "cuda", "cuda": "cuda", "mps": "mps", "cpu": "cpu"}[backend]
+    assert dataclasses.is_dataclass(info) and info.torch_version == facts.torch_version
+
+
+def test_detect_details():
+    info = hd.detect(MACHINES["mi300x"])
+    assert info.count == 8 and info.memory_gb == 192.0 and info.name == "AMD Instinct MI300X"
+    assert info.hip_version and "HIP 6.4" in hd.describe(info) and "gfx942" in hd.describe(info)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.backend = "cuda"
+
+
+def test_visible_devices_disagree():
+    facts = dataclasses.replace(MACHINES["mi300x"], env={"HIP_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "1"})
+    assert any("disagree" in w for w in hd.detect(facts).warnings)
+    same = dataclasses.replace(facts, env={"HIP_VISIBLE_DEVICES": "0,1", "CUDA_VISIBLE_DEVICES": "0,1"})
+    assert hd.detect(same).warnings == ()
+
+
+@pytest.mark.parametrize(
+    "name, want",
+    [("mi300x", "cuda"), ("h100", "cuda"), ("mps", "mps"), ("cpu", "cpu"), ("container_no_kfd", "cpu")],
+)
+def test_pick_device_auto(name, want):
+    assert hd.pick_device(facts=MACHINES[name]).type == want
+
+
+def test_pick_device_auto_without_torch_accelerator():
+    # torch < 2.6 (older ROCm images) has no torch.accelerator: facts.accelerator is None
+    old = dataclasses.replace(MACHINES["mi250x"], accelerator=None)
+    assert hd.pick_device(facts=old) == torch.device("cuda")
+
+
+def test_pick_device_explicit_and_env():
+    mi = MACHINES["mi300x"]
+    assert hd.pick_device("cuda:3", facts=mi) == torch.device("cuda", 3)
+    assert hd.pick_device("cpu", facts=mi) == torch.device("cpu")
+    env = dataclasses.replace(mi, env={"COURSE_DEVICE": "cpu"})
+    assert hd.pick_device(facts=env) == torch.device("cpu")
+    assert hd.pick_device("cuda", facts=env) == torch.device("cuda")  # the argument wins
+
+
+@pytest.mark.parametrize(
+    "prefer, env, words",
+    [
+        ("cuda", None, ["'cuda'", "not available", "available: cpu"]),
+        (None, "gpu0", ["unknown device 'gpu0'", "$COURSE_DEVICE", "cpu"]),
+        ("rocm", None, ["AMD GPUs are 'cuda'"]),
+        ("hip:0", None, ["AMD GPUs are 'cuda'"]),
+        ("mps", None, ["not available"]),
+    ],
+)
+def test_pick_device_errors_are_one_line(prefer, env, words):
+    facts = dataclasses.replace(MACHINES["cpu"], env={"COURSE_DEVICE": env} if env else {})
+    with pytest.raises(hd.DeviceError) as e:
+        hd.pick_device(prefer, facts=facts)
+    msg = str(e.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg
+
+
+def test_pick_device_index_out_of_range():
+    with pytest.raises(hd.DeviceError, match="cuda:0, cuda:1, cpu"):
+        hd.pick_device("cuda:2", facts=MACHINES["mi250x"])
+
+
+def test_pci_vendors(tmp_path):
+    for i, (cls, vendor) in enumerate([("0x030000", "0x1002"), ("0x038000", "0x10de"), ("0x020000", "0x1002")]):
+        d = tmp_path / f"0000:0{i}:00.0"
+        d.mkdir()
+        (d / "class").write_text(cls + "\n")
+        (d / "vendor").write_text(vendor + "\n")
+    (tmp_path / "broken").mkdir()  # unreadable entries are skipped
+    assert hd.pci_gpu_vendors(str(tmp_path)) == ("AMD", "NVIDIA")
+    assert hd.pci_gpu_vendors(str(tmp_path / "missing")) == ()
+
+
+def test_this_machine():
+    info = hd.detect()
+    assert info.backend in {"cpu", "cuda", "rocm", "mps"}
+    assert info.torch_version == torch.__version__
+    assert hd.pick_device().type == info.device.type
+    assert "backend:" in hd.describe()
