@@ -41,13 +41,15 @@ run: $(ENV_STAMP)
 lab: $(ENV_STAMP)
 	@export JUPYTER_TOKEN="$${JUPYTER_TOKEN-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"; \
 	if [ -z "$$JUPYTER_TOKEN" ]; then echo "JUPYTER_TOKEN is empty: refusing to start an open server" >&2; exit 2; fi; \
+	root_ok=; if [ "$$(id -u)" = 0 ]; then root_ok=--ServerApp.allow_root=True; \
+	  echo "note: running JupyterLab as root (loopback only, token required); prefer a normal user" >&2; fi; \
 	echo "Open http://127.0.0.1:$(LAB_PORT)/lab?token=$$JUPYTER_TOKEN"; \
 	exec $(PY) -m jupyterlab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
-	  --ServerApp.port_retries=0 --ServerApp.root_dir=notebooks
+	  --ServerApp.port_retries=0 --ServerApp.root_dir=notebooks $$root_ok
 
 lint: $(ENV_STAMP)
 	$(PY) -m ruff check helpers tests tools notebooks
-	$(PY) -m ruff format --check helpers tools
+	$(PY) -m ruff format --check helpers tests tools
 	@if [ -f Dockerfile ]; then PATH="$(dir $(PY)):$$PATH" hadolint Dockerfile && echo "hadolint: ok"; fi
 
 hygiene: $(ENV_STAMP)

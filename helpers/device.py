@@ -96,8 +96,7 @@ def read_facts() -> Facts:
     if cuda_ok:
         props = [torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count())]
         gpus = tuple(
-            GPU(p.name, getattr(p, "gcnArchName", "") or f"sm_{p.major}{p.minor}", p.total_memory)
-            for p in props
+            GPU(p.name, getattr(p, "gcnArchName", "") or f"sm_{p.major}{p.minor}", p.total_memory) for p in props
         )
         arch_list = tuple(torch.cuda.get_arch_list())
     accel = None

@@ -32,8 +32,15 @@ def get(url, token=None):
 def test_make_lab_serves_notebooks_with_token_only():
     port, token = free_port(), secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_TOKEN": token}
-    proc = subprocess.Popen(["make", "-s", "lab", f"LAB_PORT={port}"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_PORT={port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         url = f"http://127.0.0.1:{port}/api/contents"
         deadline = time.time() + 60
@@ -58,6 +65,7 @@ def test_make_lab_serves_notebooks_with_token_only():
 
 def test_make_lab_refuses_an_empty_token():
     env = {**os.environ, "JUPYTER_TOKEN": ""}
-    r = subprocess.run(["make", "-s", "lab", f"LAB_PORT={free_port()}"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["make", "-s", "lab", f"LAB_PORT={free_port()}"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert r.returncode != 0 and "empty" in r.stderr

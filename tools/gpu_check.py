@@ -49,8 +49,7 @@ def main() -> int:
         status, secs = run(nbval + [str(nb.relative_to(ROOT))], out / "nbval.log", 300)
         rows.append((nb.name, status, secs))
         print(f"{nb.name}: {status} in {secs:.0f} s", flush=True)
-    lines = [f"device: {device}, torch {info.torch_version}", "",
-             "| what | status | seconds |", "| --- | --- | ---: |"]
+    lines = [f"device: {device}, torch {info.torch_version}", "", "| what | status | seconds |", "| --- | --- | ---: |"]
     lines += [f"| {n} | {s} | {t:.1f} |" for n, s, t in rows]
     (out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

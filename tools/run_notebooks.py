@@ -61,8 +61,13 @@ def main(argv=None) -> int:
         try:
             with tempfile.TemporaryDirectory(prefix="course-run-") as cwd:
                 papermill.execute_notebook(
-                    str(nb), str(out_nb), parameters=params, cwd=cwd, kernel_name="python3",
-                    execution_timeout=a.cell_timeout, progress_bar=False,
+                    str(nb),
+                    str(out_nb),
+                    parameters=params,
+                    cwd=cwd,
+                    kernel_name="python3",
+                    execution_timeout=a.cell_timeout,
+                    progress_bar=False,
                 )
         except Exception as e:  # papermill raises PapermillExecutionError; keep going with the next one
             status, failed = f"FAIL: {str(e).strip().splitlines()[-1][:120]}", failed + 1
@@ -72,9 +77,7 @@ def main(argv=None) -> int:
             (a.out / "html" / (nb.stem + ".html")).write_text(html, encoding="utf-8")
         rows.append(f"| {nb.name} | {status} | {seconds:.1f} | {device} | {torch_version} |")
         print(f"   {status} in {seconds:.1f} s", flush=True)
-    summary = "\n".join(
-        ["| notebook | status | seconds | device | torch |", "| --- | --- | ---: | --- | --- |", *rows]
-    )
+    summary = "\n".join(["| notebook | status | seconds | device | torch |", "| --- | --- | ---: | --- | --- |", *rows])
     (a.out / "summary.md").write_text(summary + "\n")
     print(summary)
     return 1 if failed else 0

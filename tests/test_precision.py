@@ -1,0 +1,72 @@
+import pytest
+import torch
+
+from helpers import precision as hp
+from helpers.device import detect
+from tests.conftest import MACHINES
+
+CPU = torch.device("cpu")
+
+
+def test_probe_on_cpu_finds_float32_and_bfloat16():
+    works = hp.probe_dtypes(CPU)
+    assert works[torch.float32] and works[torch.bfloat16]
+
+
+def test_probe_excludes_a_dtype_whose_op_raises():
+    def no_fp16(device):
+        if torch.get_autocast_dtype("cpu") == torch.float16:
+            raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Half'")
+
+    works = hp.probe_dtypes(CPU, ops=(no_fp16,))
+    assert works == {torch.float32: True, torch.bfloat16: True, torch.float16: False}
+
+
+@pytest.mark.parametrize("name", ["mi300x", "mi250x", "rx7900xtx", "h100"])
+def test_simulated_gpus_pick_bf16(name):
+    backend = detect(MACHINES[name]).backend
+    dtype, why = hp.recommend_amp_dtype(backend, {torch.bfloat16: True, torch.float16: True}, cuda_major=9)
+    assert dtype == torch.bfloat16 and "no GradScaler" in why
+
+
+def test_old_nvidia_gpu_gets_fp16_with_scaler():
+    dtype, why = hp.recommend_amp_dtype("cuda", {torch.bfloat16: True, torch.float16: True}, cuda_major=7)
+    assert dtype == torch.float16 and "GradScaler" in why
+
+
+def test_gpu_where_bf16_fails_gets_fp16():
+    dtype, _ = hp.recommend_amp_dtype("rocm", {torch.bfloat16: False, torch.float16: True})
+    assert dtype == torch.float16
+
+
+def test_nothing_runs_stays_fp32():
+    assert hp.recommend_amp_dtype("rocm", {torch.bfloat16: False, torch.float16: False})[0] is None
+
+
+@pytest.mark.parametrize("cpu_bf16, want", [(True, torch.bfloat16), (False, None)])
+def test_cpu_bf16_only_with_instructions(cpu_bf16, want):
+    works = {torch.float32: True, torch.bfloat16: True, torch.float16: True}
+    assert hp.recommend_amp_dtype("cpu", works, cpu_bf16=cpu_bf16)[0] == want
+
+
+def test_choose_on_this_cpu_is_consistent():
+    dtype, why = hp.choose_amp_dtype(CPU)
+    assert dtype == (torch.bfloat16 if hp.cpu_has_native_bf16() else None) and why
+
+
+@pytest.mark.parametrize(
+    "dtype, scaler", [(torch.float16, True), (torch.bfloat16, False), (None, False), (torch.float32, False)]
+)
+def test_scaler_only_for_fp16(dtype, scaler):
+    assert hp.make_grad_scaler(CPU, dtype).is_enabled() is scaler
+
+
+@pytest.mark.parametrize(
+    "dtype, enabled", [(torch.bfloat16, True), (torch.float16, True), (None, False), (torch.float32, False)]
+)
+def test_autocast_device_type_and_enabled(dtype, enabled):
+    ctx = hp.autocast(CPU, dtype)
+    assert ctx.device == "cpu" and ctx._enabled is enabled
+    with ctx:
+        y = torch.nn.Linear(8, 8)(torch.ones(2, 8))
+    assert y.dtype == (dtype if enabled else torch.float32)
