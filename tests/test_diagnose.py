@@ -1,0 +1,168 @@
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers.diagnose import RULES, diagnose, format_diagnosis, install, main
+
+# Every real message of ../shared/ROCM_FACTS.md ("Real error messages"), and more seen in the wild.
+REAL = [
+    ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", "arch_not_supported"),
+    (
+        "RuntimeError: HIP error: invalid device function\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3",
+        "arch_not_supported",
+    ),
+    ("torch.AcceleratorError: HIP error: hipErrorInvalidDeviceFunction", "arch_not_supported"),
+    ("Illegal instruction (core dumped)", "illegal_instruction"),
+    (
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "191.98 GiB of which 1.2 GiB is free.",
+        "out_of_memory",
+    ),
+    ("RuntimeError: No HIP GPUs are available", "device_permissions"),
+    ("Unable to open /dev/kfd read-write: Permission denied", "device_permissions"),
+    ("AssertionError: Torch not compiled with CUDA enabled", "wrong_wheel"),
+    ("torch.version.hip is None on an AMD machine", "wrong_wheel"),
+    (
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+        "device_mismatch",
+    ),
+    (
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+        "device_mismatch",
+    ),
+    ("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'", "dtype_unsupported"),
+    ("AttributeError: torch has no float8_e4m3fn on gfx942; use float8_e4m3fnuz", "dtype_unsupported"),
+    ("ValueError: Invalid backend: 'rccl'", "distributed_backend"),
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
+        "distributed_backend",
+    ),
+    ("HCCL_HOME is not set", "distributed_backend"),
+    ("AssertionError: Unknown backend type rccl", "distributed_backend"),
+    ("RuntimeError: Tensor on device meta is not on the expected device cpu!", "device_mismatch"),
+    ("NotImplementedError: \"add_stub\" not implemented for 'Float8_e4m3fn'", "dtype_unsupported"),
+    ("RuntimeError: linalg.inv: Low precision dtypes not supported. Got BFloat16", "dtype_unsupported"),
+    ("ModuleNotFoundError: No module named 'flash_attn'", "missing_extension"),
+    ("ModuleNotFoundError: No module named 'apex'", "missing_extension"),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "missing_extension"),
+    ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx90a68.kdb", "miopen"),
+    ("miopenStatusUnknownError", "miopen"),
+    ("HSA_OVERRIDE_GFX_VERSION=10.3.0 set on gfx1100", "arch_not_supported"),
+]
+
+
+@pytest.mark.parametrize("text, category", REAL)
+def test_real_messages(text, category):
+    d = diagnose(text)
+    assert d.category == category, (text, d)
+    assert d.fix and d.source.startswith("https://") and d.matched
+
+
+def test_every_category_is_covered():
+    assert {r.category for r in RULES} <= {c for _, c in REAL}
+
+
+def test_root_cause_in_the_middle_of_a_traceback_wins():
+    log = """Traceback (most recent call last):
+  File "train.py", line 12, in <module>
+    model = model.to("cuda")
+hipErrorNoBinaryForGpu: Unable to find code object for all current devices!
+  File "/opt/conda/lib/python3.12/site-packages/torch/cuda/__init__.py", line 372, in _lazy_init
+RuntimeError: No HIP GPUs are available
+"""
+    d = diagnose(log)
+    assert d.category == "arch_not_supported" and "hipErrorNoBinaryForGpu" in d.matched
+
+    oom_then_nccl = (
+        "torch.OutOfMemoryError: HIP out of memory\n...\n[rank1] Watchdog caught collective operation timeout"
+    )
+    assert diagnose(oom_then_nccl).category == "out_of_memory"
+
+
+def test_exceptions_are_accepted():
+    try:
+        import flash_attn  # noqa: F401
+    except ImportError as e:
+        assert diagnose(e).category == "missing_extension"
+    assert diagnose(RuntimeError("Expected all tensors to be on the same device")).category == "device_mismatch"
+
+    class Broken(Exception):
+        def __str__(self):
+            raise ValueError("no")
+
+    assert diagnose(Broken()).category == "unknown"
+
+
+def test_unknown_has_generic_steps():
+    d = diagnose("something else entirely")
+    assert d.category == "unknown" and any("doctor" in s for s in d.fix)
+    assert any("AMD_SERIALIZE_KERNEL=3" in s for s in d.fix)
+    assert "[unknown]" in format_diagnosis(d)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.binary(), st.text(alphabet=st.characters(), min_size=1000, max_size=5000)))
+def test_never_raises(data):
+    assert diagnose(data).category
+
+
+def test_ten_thousand_random_inputs():
+    import random
+
+    rng = random.Random(0)
+    for i in range(10_000):
+        n = rng.choice([0, 1, 10, 200, 3000])
+        data = (
+            bytes(rng.getrandbits(8) for _ in range(n))
+            if i % 2
+            else "".join(
+                chr(rng.randrange(0x110000) if rng.random() < 0.1 else rng.randrange(32, 127)) for _ in range(n)
+            )
+        )
+        assert diagnose(data).category
+
+
+def test_huge_input():
+    text = "x" * 5_000_000 + "\nRuntimeError: No HIP GPUs are available\n" + "y" * 1000
+    assert diagnose(text).category == "device_permissions"
+
+
+def test_cli_stdin_file_json(tmp_path, capsys):
+    log = tmp_path / "err.log"
+    log.write_text("RuntimeError: No HIP GPUs are available\n")
+    assert main([str(log), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["category"] == "device_permissions"
+    assert main([str(tmp_path / "missing.log")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    r = subprocess.run(
+        [sys.executable, "-m", "helpers.diagnose"], input=b"Illegal instruction (core dumped)", capture_output=True
+    )
+    assert r.returncode == 0 and b"[illegal_instruction]" in r.stdout
+
+
+def test_diagnose_imports_no_torch():
+    code = "import sys, helpers.diagnose, helpers.portcheck; print('torch' in sys.modules)"
+    try:
+        import helpers.portcheck  # noqa: F401
+    except ImportError:
+        code = code.replace(", helpers.portcheck", "")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_install_outside_ipython():
+    assert install() is False
+
+
+def test_install_in_ipython(capsys):
+    from IPython.testing.globalipapp import start_ipython
+
+    ip = start_ipython()
+    assert install() is True
+    ip.run_cell("raise RuntimeError('No HIP GPUs are available')")
+    out = capsys.readouterr()
+    assert "helpers.diagnose" in out.out + out.err and "device_permissions" in out.out + out.err

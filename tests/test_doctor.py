@@ -1,0 +1,133 @@
+import dataclasses
+import json
+import subprocess
+import sys
+
+import pytest
+
+from helpers import doctor
+from helpers.doctor import Machine, run_checks
+from tests.conftest import MACHINES
+
+GiB = 2**30
+OK_DEV = {"/dev/kfd": "ok", "/dev/dri": "ok"}
+GPU_OPS = {"tiny op": None, "bf16 op": None}
+
+
+def machine(name, **kw):
+    f = MACHINES[name]
+    gpu = f.cuda_available
+    base = dict(
+        facts=f,
+        python=(3, 12, 3),
+        dev_access=OK_DEV if f.dev_kfd else {"/dev/kfd": "missing", "/dev/dri": "missing"},
+        groups=("render", "video", "users"),
+        shm_bytes=8 * GiB,
+        op_errors=GPU_OPS,
+        free_memory=(100 * GiB, 192 * GiB) if gpu else None,
+        torchvision="0.29.1",
+    )
+    return Machine(**{**base, **kw})
+
+
+def verdicts(m):
+    return {c.name: c.status for c in run_checks(m)}
+
+
+# name -> checks that must have these statuses
+EXPECTED = {
+    "mi300x": {
+        "torch build": "PASS",
+        "GPU target in this build": "PASS",
+        "/dev/kfd and /dev/dri": "PASS",
+        "free GPU memory": "PASS",
+    },
+    "mi250x": {"torch build": "PASS", "GPU target in this build": "PASS"},
+    "rx7900xtx": {"torch build": "PASS", "GPU target in this build": "PASS"},
+    "h100": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP", "render/video groups": "SKIP"},
+    "cpu": {"torch build": "WARN", "GPU target in this build": "SKIP", "free GPU memory": "SKIP"},
+    "mps": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP"},
+    "cuda_wheel_on_amd": {"torch build": "FAIL"},
+    "rocm_missing_arch": {"GPU target in this build": "FAIL"},
+    "container_no_kfd": {"/dev/kfd and /dev/dri": "FAIL", "torch build": "FAIL"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MACHINES))
+def test_simulated_machines(name):
+    v = verdicts(machine(name))
+    for check, status in EXPECTED[name].items():
+        assert v[check] == status, (name, check, v)
+    fails = [c for c, s in v.items() if s == "FAIL"]
+    assert bool(fails) == (name in {"cuda_wheel_on_amd", "rocm_missing_arch", "container_no_kfd"})
+    r = doctor.report(run_checks(machine(name)))
+    assert r["ok"] == (not fails) and sum(r["summary"].values()) == len(r["checks"])
+
+
+def test_every_failing_check_has_a_fix():
+    for name in MACHINES:
+        for c in run_checks(machine(name)):
+            if c.status in ("FAIL", "WARN"):
+                assert c.fix, (name, c)
+
+
+def test_broken_torch_is_a_fail_not_a_crash():
+    m = Machine(torch_error="ImportError: libamdhip64.so.6: cannot open shared object file", shm_bytes=None)
+    checks = run_checks(m)
+    assert [c.status for c in checks if c.name == "import torch"] == ["FAIL"]
+    assert doctor.report(checks)["ok"] is False
+    assert "fail" in doctor.format_report(checks)
+
+
+def test_missing_sys_and_dev_information():
+    m = machine("mi300x", dev_access={}, groups=(), shm_bytes=None, op_errors={}, free_memory=None, torchvision=None)
+    v = verdicts(m)
+    assert v["/dev/shm"] == "SKIP" and v["tiny op on the GPU"] == "SKIP" and v["free GPU memory"] == "SKIP"
+    assert v["render/video groups"] == "WARN"  # devices fine, groups unknown
+
+
+def test_permission_denied_without_groups():
+    v = verdicts(machine("mi300x", dev_access={"/dev/kfd": "denied", "/dev/dri": "ok"}, groups=("video",)))
+    assert v["/dev/kfd and /dev/dri"] == "FAIL" and v["render/video groups"] == "FAIL"
+    assert verdicts(machine("mi300x", groups=(), is_root=True))["render/video groups"] == "PASS"
+
+
+def test_hsa_override():
+    mi = dataclasses.replace(MACHINES["mi300x"], env={"HSA_OVERRIDE_GFX_VERSION": "9.4.2"})
+    assert verdicts(machine("mi300x", facts=mi))["HSA_OVERRIDE_GFX_VERSION"] == "FAIL"
+    rx = dataclasses.replace(MACHINES["rx7900xtx"], env={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+    assert verdicts(machine("rx7900xtx", facts=rx))["HSA_OVERRIDE_GFX_VERSION"] == "WARN"
+
+
+def test_visible_devices_clash_and_ops():
+    f = dataclasses.replace(MACHINES["mi300x"], env={"HIP_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "1"})
+    assert verdicts(machine("mi300x", facts=f))["visible-device variables"] == "WARN"
+    v = verdicts(machine("mi300x", op_errors={"tiny op": "RuntimeError: HIP error", "bf16 op": "RuntimeError: x"}))
+    assert v["tiny op on the GPU"] == "FAIL" and v["bf16 op on the GPU"] == "WARN"
+
+
+def test_small_shm_low_memory_old_versions():
+    v = verdicts(machine("mi300x", shm_bytes=64 * 2**20, free_memory=(GiB, 192 * GiB), python=(3, 9, 1)))
+    assert v["/dev/shm"] == "WARN" and v["free GPU memory"] == "WARN" and v["Python"] == "WARN"
+    old = dataclasses.replace(MACHINES["mi250x"], torch_version="2.4.1+rocm6.1")
+    v = verdicts(machine("mi250x", facts=old, torchvision="0.19.1"))
+    assert v["torch version"] == "FAIL" and v["torchvision"] == "PASS"
+    assert verdicts(machine("cpu", torchvision="0.24.0"))["torchvision"] == "WARN"
+    assert (
+        verdicts(
+            machine("cpu", torchvision=None, torchvision_error="RuntimeError: operator torchvision::nms does not exist")
+        )["torchvision"]
+        == "FAIL"
+    )
+    assert verdicts(machine("cpu", numpy_error="A module compiled with NumPy 1.x"))["numpy"] == "FAIL"
+
+
+def test_this_machine_cli():
+    r = subprocess.run([sys.executable, "-m", "helpers.doctor", "--json"], capture_output=True, text=True)
+    data = json.loads(r.stdout)
+    assert data["schema"] == 1 and r.returncode == (0 if data["ok"] else 1)
+    assert {c["status"] for c in data["checks"]} <= {"PASS", "WARN", "FAIL", "SKIP"}
+    names = [c["name"] for c in data["checks"]]
+    assert "import torch" in names and "numpy" in names
+    human = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, text=True)
+    assert human.returncode == r.returncode and "pass," in human.stdout
