@@ -1,0 +1,421 @@
+"""Scan a PyTorch project for what breaks or misleads on ROCm, the way a linter does.
+
+    python -m helpers.portcheck PATH... [--json] [--select PC101,PC2] [--ignore PC111] [--exclude GLOB]
+
+Python files are parsed with ``ast`` (never imported or run); CUDA/C++ sources and build files are
+matched line by line. Output: ``path:line:col: RULE severity message`` (sorted by file and line), then a
+summary by rule. Exit code 0 when no finding has severity ``error``, 1 when one does, 2 on usage errors.
+A line ending in ``# portcheck: ignore`` (``// portcheck: ignore`` in C++) is skipped; so are only the
+listed rules with ``# portcheck: ignore=PC101,PC104``. Imports no torch.
+
+JSON (``--json``, schema 1)::
+
+    {"schema": 1, "files_scanned": int, "lines_scanned": int,
+     "findings": [{"path", "line", "col", "rule", "severity", "message", "fix"}],
+     "errors": [{"path", "error"}], "summary": {"PC101": int, ...}}
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import json
+import os
+import re
+import sys
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: str  # "error": breaks on ROCm or CPU; "warning": deprecated, misleading or slow; "info"
+    message: str
+    fix: str
+
+
+RULES = {
+    r.id: r
+    for r in (
+        Rule("PC101", "error", "hard-coded CUDA device without a fallback: fails on CPU-only machines",
+             "device = torch.accelerator.current_accelerator() (or 'cpu'), then .to(device)"),
+        Rule("PC102", "warning", "torch.cuda.amp is deprecated and ties the code to 'cuda'",
+             "torch.autocast(device.type, dtype=...) and torch.amp.GradScaler(device.type)"),
+        Rule("PC103", "warning", "GradScaler used alongside bfloat16 autocast: bf16 needs no scaler",
+             "torch.amp.GradScaler(device.type, enabled=(dtype == torch.float16))"),
+        Rule("PC104", "error", "torch.load without map_location: GPU checkpoints fail to load on other machines",
+             "torch.load(path, map_location=device)"),
+        Rule("PC105", "warning", "torch.cuda.is_bf16_supported() is True unconditionally on ROCm: not a hardware check",
+             "run a tiny bf16 op on the device and catch the error (helpers.precision.probe_dtypes)"),
+        Rule("PC106", "warning", "torch.version.cuda used as the GPU test: it is None on ROCm builds",
+             "torch.cuda.is_available() (any GPU) or torch.version.hip (AMD)"),
+        Rule("PC107", "warning", "get_device_capability() compared as a tensor-core test: AMD reports gfx numbers",
+             "probe the dtype you need, or check torch.version.hip / gcnArchName"),
+        Rule("PC108", "warning", "cudnn.benchmark = True: MIOpen searches exhaustively per input shape on ROCm",
+             "leave it False (the default), or set MIOPEN_FIND_MODE=FAST and measure"),
+        Rule("PC109", "error", "there is no 'rccl' backend and HCCL is Huawei Ascend's library",
+             "init_process_group(backend='nccl') (RCCL on ROCm); configure RCCL with NCCL_* variables"),
+        Rule("PC110", "warning", "float8_e4m3fn/e5m2 are OCP fp8: MI300 (gfx942) implements the fnuz variants",
+             "pick torch.float8_e4m3fnuz on gfx942 (check torch.version.hip and the arch)"),
+        Rule("PC111", "info", "CUDA_VISIBLE_DEVICES only: HIP honours it, but HIP_VISIBLE_DEVICES is the ROCm name",
+             "document HIP_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) for AMD users"),
+        Rule("PC112", "warning", "nvidia-smi / pynvml exist only on NVIDIA machines",
+             "torch.cuda.mem_get_info() / torch.cuda APIs, or amd-smi (rocm-smi) on AMD"),
+        Rule("PC113", "warning", "CUDA-only package", "see the message for its ROCm option"),
+        Rule("PC201", "error", "warp size of 32 hard-coded: AMD CDNA wavefronts have 64 lanes",
+             "use warpSize (device code) or at::cuda::warp_size() (host code)"),
+        Rule("PC202", "error", "32-bit lane mask: AMD wavefronts have 64 lanes",
+             "use a 64-bit mask (0xffffffffffffffffULL / __activemask() as uint64) or the non-_sync intrinsics"),
+        Rule("PC203", "error", "inline PTX assembly does not compile for AMD GPUs",
+             "use a CUDA/HIP intrinsic or plain C++"),
+        Rule("PC204", "warning", "CUDA-only library", "see the message for its ROCm equivalent"),
+        Rule("PC205", "warning", "TORCH_CUDA_ARCH_LIST without PYTORCH_ROCM_ARCH: ROCm builds ignore it",
+             'also set PYTORCH_ROCM_ARCH="gfx942;gfx90a" (your gfx targets)'),
+        Rule("PC900", "error", "file could not be parsed", "fix the syntax error or the encoding"),
+    )
+}  # fmt: skip
+
+CUDA_ONLY_PACKAGES = {
+    "apex": "ROCm build of apex (github.com/ROCm/apex), or torch.amp / torch.optim fused=True",
+    "bitsandbytes": "bitsandbytes supports ROCm in recent releases: install a ROCm-enabled build",
+    "flash_attn": "the ROCm flash-attention build (github.com/ROCm/flash-attention) or F.scaled_dot_product_attention",
+    "xformers": "xformers has ROCm builds; or torch.nn.functional.scaled_dot_product_attention",
+    "cupy": "CuPy's ROCm builds (cupy-rocm-*), or torch tensors",
+    "pycuda": "no ROCm version: use torch.utils.cpp_extension or HIP Python",
+    "tensorrt": "MIGraphX (or torch.compile / ONNX Runtime with the MIGraphX provider)",
+    "pynvml": "amdsmi (the amd-smi Python API), or torch.cuda.mem_get_info()",
+}
+CUDA_LIBS = (
+    (re.compile(r"cublasLt|cublas_v2\.h.*Lt"), "cuBLASLt -> hipBLASLt"),
+    (re.compile(r"\bcutlass\b", re.I), "CUTLASS -> Composable Kernel (CK)"),
+    (re.compile(r"cudnn_frontend"), "cuDNN frontend -> MIOpen"),
+)
+CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
+BUILD_NAMES = ("setup.py", "CMakeLists.txt", "Makefile", "Dockerfile", "build.sh")
+BUILD_SUFFIXES = (".cmake", ".sh", ".mk")
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__",
+             ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
+             ".ipynb_checkpoints"}  # fmt: skip
+GUARD = re.compile(r"is_available|cuda_available|device_count|accelerator")
+IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
+
+WARP32 = re.compile(
+    r"#\s*define\s+\w*WARP\w*\s+32\b|\b(?:const\w*\s+)?(?:int|unsigned)\s+\w*[wW]arp\w*\s*=\s*32\b"
+    r"|threadIdx\.[xyz]\s*(?:%\s*32|&\s*31|>>\s*5)\b|<<<[^>]*\b32\s*>>>"
+)
+MASK32 = re.compile(
+    r"__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*0x[fF]{8}\b|__activemask\s*\("
+)
+PTX = re.compile(r"\basm\s*(?:volatile\s*)?\(")
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    line: int
+    col: int
+    rule: str
+    severity: str
+    message: str
+    fix: str
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif isinstance(node, ast.Call):
+        parts.append(_dotted(node.func) + "()")
+    return ".".join(reversed(parts))
+
+
+def _is_cuda_str(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"cuda(:\d+)?", node.value)
+
+
+class _PyScan:
+    def __init__(self, path: str, source: str, tree: ast.AST):
+        self.path, self.source, self.tree = path, source, tree
+        self.found: list[tuple[int, int, str, str]] = []  # line, col, rule, extra message
+        self.guards = [
+            (n.lineno, n.end_lineno)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.If, ast.IfExp, ast.While)) and GUARD.search(ast.unparse(n.test))
+        ]
+
+    def add(self, node, rule, extra=""):
+        self.found.append((node.lineno, node.col_offset + 1, rule, extra))
+
+    def guarded(self, node) -> bool:
+        return any(a <= node.lineno <= b for a, b in self.guards)
+
+    def run(self):
+        scalers, bf16_autocast = [], False
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                name = _dotted(node.func)
+                self.call(node, name)
+                if name.endswith("GradScaler") and not any(k.arg == "enabled" for k in node.keywords):
+                    scalers.append(node)
+                if name.endswith("autocast") and any(
+                    k.arg == "dtype" and _dotted(k.value).endswith("bfloat16") for k in node.keywords
+                ):
+                    bf16_autocast = True
+            elif isinstance(node, ast.Attribute):
+                self.attribute(node)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports(node)
+            elif isinstance(node, ast.Assign):
+                if any(_dotted(t).endswith("cudnn.benchmark") for t in node.targets) and (
+                    isinstance(node.value, ast.Constant) and node.value.value is True
+                ):
+                    self.add(node, "PC108")
+            elif isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                if any("get_device_capability" in _dotted(getattr(o, "value", o)) for o in operands):
+                    self.add(node, "PC107")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.string(node)
+        if bf16_autocast:
+            for s in scalers:
+                self.add(s, "PC103")
+        if "CUDA_VISIBLE_DEVICES" in self.source and "HIP_VISIBLE_DEVICES" not in self.source:
+            for n in ast.walk(self.tree):
+                if isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES":
+                    self.add(n, "PC111")
+                    break
+        return self.found
+
+    def call(self, node, name):
+        if name.endswith(".cuda") and not self.guarded(node):
+            self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
+        elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
+            self.add(node, "PC101", f": {ast.unparse(node)[:60]}")
+        elif name.endswith(".to") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
+            self.add(node, "PC101", f": {ast.unparse(node)[:60]}")
+        for k in node.keywords:
+            if k.arg == "device" and _is_cuda_str(k.value) and not self.guarded(node):
+                self.add(k.value, "PC101", f": device={k.value.value!r}")
+        if name == "torch.load" and len(node.args) < 2 and not any(k.arg == "map_location" for k in node.keywords):
+            self.add(node, "PC104")
+        for arg in node.args[:1]:  # a command run: os.system("nvidia-smi -L"), subprocess.run(["nvidia-smi", ...])
+            cmd = arg.elts[0] if isinstance(arg, (ast.List, ast.Tuple)) and arg.elts else arg
+            if isinstance(cmd, ast.Constant) and str(cmd.value).split(" ", 1)[0] == "nvidia-smi":
+                self.add(cmd, "PC112", ": nvidia-smi")
+        backends = [k.value for k in node.keywords if k.arg in ("backend", "dist_backend")]
+        if name.endswith("init_process_group") and node.args:
+            backends.append(node.args[0])
+        for b in backends:
+            if isinstance(b, ast.Constant) and str(b.value).lower() in ("rccl", "hccl"):
+                self.add(b, "PC109", f": backend={b.value!r}")
+
+    def attribute(self, node):
+        name = _dotted(node)
+        if name in ("torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"):
+            self.add(node, "PC102", f": {name}")
+        elif name == "torch.cuda.is_bf16_supported":
+            self.add(node, "PC105")
+        elif name == "torch.version.cuda" and self._in_test(node):
+            self.add(node, "PC106")
+        elif name in ("torch.float8_e4m3fn", "torch.float8_e5m2"):
+            self.add(node, "PC110", f": {name}")
+
+    def _in_test(self, target) -> bool:
+        for n in ast.walk(self.tree):
+            if isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+                if any(c is target for c in ast.walk(n.test)):
+                    return True
+            elif isinstance(n, (ast.Compare, ast.BoolOp)) and any(c is target for c in ast.walk(n)):
+                return True
+        return False
+
+    def imports(self, node):
+        mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if isinstance(node, ast.ImportFrom) and node.module == "torch.cuda.amp":
+            self.add(node, "PC102", ": from torch.cuda.amp import ...")
+        for m in mods:
+            top = m.split(".")[0]
+            if top in CUDA_ONLY_PACKAGES:
+                self.add(node, "PC112" if top == "pynvml" else "PC113", f": {top} -> {CUDA_ONLY_PACKAGES[top]}")
+
+    def string(self, node):
+        v = node.value
+        if re.fullmatch(r"HCCL_[A-Z_]+", v):
+            self.add(node, "PC109", f": {v!r}")
+
+
+def _ignored(line: str, rule: str) -> bool:
+    m = IGNORE.search(line)
+    return bool(m) and (m.group(1) is None or rule in {r.strip() for r in m.group(1).split(",")})
+
+
+def _finding(path, lines, line, col, rule, extra="") -> Finding | None:
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    if _ignored(text, rule):
+        return None
+    r = RULES[rule]
+    return Finding(path, line, col, rule, r.severity, r.message + extra, r.fix)
+
+
+def scan_python(path: str, data: bytes) -> list[Finding]:
+    """Findings of one Python file; a file that does not parse gives one PC900 finding."""
+    try:
+        tree = ast.parse(data, filename=path)
+        source = data.decode("utf-8", "replace")
+    except (SyntaxError, ValueError, UnicodeDecodeError) as e:
+        line = getattr(e, "lineno", None) or 1
+        return [Finding(path, line, 1, "PC900", "error", f"file could not be parsed: {type(e).__name__}: {e}", "")]
+    lines = source.splitlines()
+    out = [_finding(path, lines, *f) for f in _PyScan(path, source, tree).run()]
+    if os.path.basename(path) == "setup.py":
+        out += scan_build(path, source)
+    return sorted({f for f in out if f}, key=lambda f: (f.line, f.col, f.rule))
+
+
+def scan_cpp(path: str, source: str) -> list[Finding]:
+    lines, out = source.splitlines(), []
+    for i, raw in enumerate(lines, 1):
+        code = raw.split("//", 1)[0]
+        for rule, rx in (("PC201", WARP32), ("PC202", MASK32), ("PC203", PTX)):
+            m = rx.search(code)
+            if m:
+                out.append(_finding(path, lines, i, m.start() + 1, rule))
+        if "#include" in code or "::" in code:
+            for rx, equiv in CUDA_LIBS:
+                m = rx.search(code)
+                if m:
+                    out.append(_finding(path, lines, i, m.start() + 1, "PC204", f": {equiv}"))
+    return [f for f in out if f]
+
+
+def scan_build(path: str, source: str) -> list[Finding]:
+    if "TORCH_CUDA_ARCH_LIST" not in source or "PYTORCH_ROCM_ARCH" in source:
+        return []
+    lines = source.splitlines()
+    i = next(n for n, line in enumerate(lines, 1) if "TORCH_CUDA_ARCH_LIST" in line)
+    f = _finding(path, lines, i, lines[i - 1].index("TORCH_CUDA_ARCH_LIST") + 1, "PC205")
+    return [f] if f else []
+
+
+def _kind(path: str) -> str | None:
+    base = os.path.basename(path)
+    if base.endswith(".py"):
+        return "python"
+    if base.endswith(CPP_SUFFIXES):
+        return "cpp"
+    if base in BUILD_NAMES or base.endswith(BUILD_SUFFIXES):
+        return "build"
+    return None
+
+
+def iter_files(paths, exclude=()):
+    """Files to scan under ``paths``: skips VCS, virtualenv, build and cache folders; never follows
+    directory symlinks (no loops)."""
+    for p in paths:
+        if os.path.isfile(p):
+            yield p
+            continue
+        for root, dirs, files in os.walk(p, followlinks=False):
+            dirs[:] = sorted(
+                d for d in dirs
+                if d not in SKIP_DIRS and not d.endswith(".egg-info")
+                and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
+            )  # fmt: skip
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                rel = os.path.relpath(full, p)
+                if _kind(full) and not any(fnmatch.fnmatch(rel, pat) for pat in exclude):
+                    yield full
+
+
+def scan(paths, select=None, ignore=None, exclude=()) -> dict:
+    """Scan files and folders; returns the JSON-schema dict (see the module docstring)."""
+    findings, errors, n_files, n_lines = [], [], 0, 0
+    for path in iter_files(paths, exclude):
+        kind = _kind(path) or "python"
+        try:
+            if os.path.islink(path) and not os.path.exists(path):
+                raise OSError("broken symbolic link")
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            errors.append({"path": path, "error": e.strerror or str(e)})
+            continue
+        if b"\0" in data[:8192]:
+            continue  # binary
+        n_files += 1
+        n_lines += data.count(b"\n")
+        if kind == "python":
+            findings += scan_python(path, data)
+        else:
+            text = data.decode("utf-8", "replace")
+            findings += scan_cpp(path, text) if kind == "cpp" else scan_build(path, text)
+    keep = [
+        f for f in findings
+        if (not select or any(f.rule.startswith(s) for s in select))
+        and not (ignore and any(f.rule.startswith(s) for s in ignore))
+    ]  # fmt: skip
+    summary: dict[str, int] = {}
+    for f in keep:
+        summary[f.rule] = summary.get(f.rule, 0) + 1
+    return {
+        "schema": 1,
+        "files_scanned": n_files,
+        "lines_scanned": n_lines,
+        "findings": [asdict(f) for f in keep],
+        "errors": errors,
+        "summary": dict(sorted(summary.items())),
+    }
+
+
+def format_text(result: dict) -> str:
+    out, last = [], None
+    for f in result["findings"]:
+        if f["path"] != last:
+            if last is not None:
+                out.append("")
+            last = f["path"]
+        out.append(f"{f['path']}:{f['line']}:{f['col']}: {f['rule']} {f['severity']} {f['message']}")
+        out.append(f"    fix: {f['fix']}") if f["fix"] else None
+    for e in result["errors"]:
+        out.append(f"{e['path']}: could not read: {e['error']}")
+    if out:
+        out.append("")
+    for rule, n in result["summary"].items():
+        out.append(f"{n:5d}  {rule} {RULES[rule].severity:7s} {RULES[rule].message[:80]}")
+    n = len(result["findings"])
+    out.append(f"{n} finding{'s' * (n != 1)} in {result['files_scanned']} files ({result['lines_scanned']} lines)")
+    return "\n".join(out)
+
+
+def _rules_arg(value: str) -> list[str]:
+    ids = [v.strip().upper() for v in value.split(",") if v.strip()]
+    for i in ids:
+        if not any(r.startswith(i) for r in RULES):
+            raise argparse.ArgumentTypeError(f"unknown rule {i!r} (known: {', '.join(RULES)})")
+    return ids
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="portcheck", description="Find what breaks or misleads on ROCm.")
+    ap.add_argument("paths", nargs="+", help="files or folders to scan")
+    ap.add_argument("--json", action="store_true", help="machine-readable output (schema in the module docstring)")
+    ap.add_argument("--select", type=_rules_arg, help="only these rules (ids or prefixes: PC101,PC2)")
+    ap.add_argument("--ignore", type=_rules_arg, help="skip these rules")
+    ap.add_argument("--exclude", action="append", default=[], help="glob of paths to skip, relative to PATH")
+    a = ap.parse_args(argv)
+    missing = [p for p in a.paths if not os.path.exists(p)]
+    if missing:
+        print(f"portcheck: error: no such file or directory: {missing[0]}", file=sys.stderr)
+        return 2
+    result = scan(a.paths, a.select, a.ignore, a.exclude)
+    print(json.dumps(result, indent=2) if a.json else format_text(result))
+    return 1 if any(f["severity"] == "error" for f in result["findings"]) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,2 @@
+def oops(:  # expect: PC900
+    pass

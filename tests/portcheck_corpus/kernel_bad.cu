@@ -1,0 +1,20 @@
+// Reduction written the CUDA way: every "expect" line must be reported.
+#include <cublasLt.h>  // expect: PC204
+#include <cutlass/gemm/device/gemm.h>  // expect: PC204
+#define WARP_SIZE 32  // expect: PC201
+
+__device__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_down_sync(0xffffffff, v, offset);  // expect: PC202
+  return v;
+}
+
+__global__ void reduce(const float* x, float* out, int n) {
+  int lane = threadIdx.x % 32;  // expect: PC201
+  unsigned mask = __ballot_sync(0xFFFFFFFF, lane < n);  // expect: PC202
+  unsigned active = __activemask();  // expect: PC202
+  unsigned laneid;
+  asm("mov.u32 %0, %%laneid;" : "=r"(laneid));  // expect: PC203
+  float s = warp_sum(x[threadIdx.x]);
+  if (lane == 0) atomicAdd(out, s + mask + active + laneid);
+}

@@ -1,0 +1,15 @@
+// The portable version: no finding.
+#include <hipblaslt/hipblaslt.h>
+
+__device__ float warp_sum(float v) {
+  // all lanes of the warp (32 on NVIDIA, 64 on AMD CDNA): a 0xffffffff mask would drop half of them
+  for (int offset = warpSize / 2; offset > 0; offset /= 2)
+    v += __shfl_down(v, offset);
+  return v;
+}
+
+__global__ void reduce(const float* x, float* out, int n) {
+  int lane = threadIdx.x % warpSize;
+  float s = warp_sum(x[threadIdx.x]);
+  if (lane == 0) atomicAdd(out, s);
+}

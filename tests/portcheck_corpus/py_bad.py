@@ -1,0 +1,36 @@
+# CUDA-era training script: every line marked "expect" must be reported with that rule.
+import os
+import subprocess
+
+import apex  # expect: PC113
+import pynvml  # expect: PC112
+import torch
+import torch.distributed as dist
+from torch.cuda.amp import GradScaler, autocast  # expect: PC102
+
+torch.backends.cudnn.benchmark = True  # expect: PC108
+os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"  # expect: PC111
+os.environ["HCCL_HOME"] = "/usr/local/hccl"  # expect: PC109
+
+model = torch.nn.Linear(4, 4).cuda()  # expect: PC101
+device = torch.device("cuda:0")  # expect: PC101
+x = torch.zeros(4, device="cuda")  # expect: PC101
+y = x.to("cuda")  # expect: PC101
+state = torch.load(  # expect: PC104
+    "ckpt.pt",
+    weights_only=True,
+)
+scaler = torch.cuda.amp.GradScaler()  # expect: PC102 PC103
+scaler2 = torch.amp.GradScaler("cuda")  # expect: PC103
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    out = model(x)
+if torch.cuda.is_bf16_supported():  # expect: PC105
+    pass
+if torch.version.cuda:  # expect: PC106
+    print("GPU")
+if torch.cuda.get_device_capability()[0] >= 8:  # expect: PC107
+    print("tensor cores")
+w8 = x.to(torch.float8_e4m3fn)  # expect: PC110
+dist.init_process_group(backend="rccl")  # expect: PC109
+dist.init_process_group("hccl")  # expect: PC109
+print(subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout)  # expect: PC112

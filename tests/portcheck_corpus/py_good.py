@@ -1,0 +1,27 @@
+# The same script, ported: no finding.
+import os
+
+import torch
+import torch.distributed as dist
+
+device = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+os.environ.setdefault("HIP_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "0"))
+model = torch.nn.Linear(4, 4).to(device)
+fallback = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+if torch.cuda.is_available():
+    model = model.cuda()
+x = torch.zeros(4, device=device)
+state = torch.load(
+    "ckpt.pt",
+    map_location=device,
+)
+state2 = torch.load("ckpt.pt", device)
+dtype = torch.bfloat16
+scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
+with torch.autocast(device.type, dtype=torch.bfloat16):
+    out = model(x)
+is_rocm = torch.version.hip is not None
+w8 = x.to(torch.float8_e4m3fnuz if is_rocm else torch.float8_e4m3fn)  # portcheck: ignore=PC110
+dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+free, total = torch.cuda.mem_get_info() if device.type == "cuda" else (0, 0)
+print("see nvidia-smi or amd-smi for details")

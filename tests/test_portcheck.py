@@ -1,0 +1,129 @@
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers.portcheck import RULES, main, scan, scan_cpp, scan_python
+
+ROOT = Path(__file__).parent.parent
+CORPUS = Path(__file__).parent / "portcheck_corpus"
+BAD = ["py_bad.py", "broken.py", "kernel_bad.cu", "CMakeLists.txt"]
+GOOD = ["py_good.py", "kernel_good.cu", "good_build/setup.py"]
+
+
+def expected(path: Path) -> set:
+    """(line, rule) pairs from the `expect: PC...` markers in a corpus file."""
+    out = set()
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        m = re.search(r"expect: ((?:PC\d+\s*)+)", line)
+        if m:
+            out |= {(i, rule) for rule in m.group(1).split()}
+    return out
+
+
+def found(path: Path) -> set:
+    return {(f["line"], f["rule"]) for f in scan([str(path)])["findings"]}
+
+
+@pytest.mark.parametrize("name", BAD)
+def test_rules_fire_at_the_exact_line(name):
+    assert found(CORPUS / name) == expected(CORPUS / name)
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_silent_on_the_fixed_version(name):
+    assert found(CORPUS / name) == set()
+
+
+def test_every_rule_has_a_test_case():
+    covered = set().union(*({r for _, r in expected(CORPUS / n)} for n in BAD))
+    assert covered == set(RULES)
+
+
+def test_ported_lesson_assets_are_clean():
+    assets = sorted((ROOT / "notebooks" / "assets").rglob("*"))
+    ported = [p for p in assets if p.is_file() and "legacy" not in p.name and "_cuda32" not in p.name]
+    for p in ported:
+        assert scan([str(p)])["findings"] == [], p
+
+
+def test_the_project_itself_reports_only_legacy_assets():
+    result = scan([str(ROOT)], exclude=["tests/portcheck_corpus/*"])
+    assert result["errors"] == []
+    paths = {os.path.relpath(f["path"], ROOT) for f in result["findings"]}
+    assert all(p.startswith("notebooks/assets/") for p in paths), paths
+
+
+def test_suppression_comments():
+    src = b"import torch\nx = torch.zeros(1).cuda()  # portcheck: ignore\n"
+    src += b'y = torch.load("a")  # portcheck: ignore=PC101\n'
+    assert [(f.line, f.rule) for f in scan_python("s.py", src)] == [(3, "PC104")]
+
+
+def test_select_ignore_and_exit_codes(capsys):
+    bad = str(CORPUS / "py_bad.py")
+    assert main([bad]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"py_bad\.py:15:\d+: PC101 error ", out) and "findings in 1 files" in out
+    assert main([bad, "--select", "PC11", "--json"]) == 0  # only warnings/info selected
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == 1 and set(data["summary"]) == {"PC110", "PC111", "PC112", "PC113"}
+    assert main([bad, "--ignore", "PC1"]) == 0
+    assert main([str(CORPUS / "py_good.py")]) == 0
+    with pytest.raises(SystemExit) as e:
+        main([bad, "--select", "PC999"])
+    assert e.value.code == 2
+    assert main([str(CORPUS / "missing.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_cli_entry_points():
+    r = subprocess.run(
+        [sys.executable, "-m", "helpers.portcheck", str(CORPUS / "kernel_bad.cu"), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 3
+
+
+def test_robust_walk(tmp_path):
+    (tmp_path / "ok.py").write_text("import torch\nm = torch.nn.Linear(1, 1).cuda()\n")
+    (tmp_path / "latin1.py").write_bytes("# -*- coding: utf-8 -*-\nname = 'caf\xe9'\n".encode("latin-1"))
+    (tmp_path / "blob.cu").write_bytes(b"\x00\x01\x02" * 100)
+    (tmp_path / "loop").symlink_to(tmp_path)  # a directory symlink loop
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "nowhere.py")
+    for skipped in (".git", "node_modules", "build", ".venv", "myenv"):
+        (tmp_path / skipped).mkdir()
+        (tmp_path / skipped / "x.py").write_text("import torch\ntorch.zeros(1).cuda()\n")
+    (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
+    unreadable = tmp_path / "secret.py"
+    unreadable.write_text("x = 1\n")
+    unreadable.chmod(0)
+    result = scan([str(tmp_path)])
+    rules = {(os.path.basename(f["path"]), f["rule"]) for f in result["findings"]}
+    assert ("ok.py", "PC101") in rules and ("latin1.py", "PC900") in rules
+    assert not any(f["path"].count("x.py") for f in result["findings"])
+    err_paths = {os.path.basename(e["path"]) for e in result["errors"]}
+    assert "dangling.py" in err_paths
+    if os.geteuid() != 0:  # root reads everything
+        assert "secret.py" in err_paths
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=2000))
+def test_garbage_python_never_crashes(data):
+    for f in scan_python("g.py", data):
+        assert f.rule in RULES
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=2000))
+def test_garbage_cpp_never_crashes(text):
+    for f in scan_cpp("g.cu", text):
+        assert f.rule in RULES
