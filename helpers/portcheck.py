@@ -191,11 +191,12 @@ class _PyScan:
         return self.found
 
     def call(self, node, name):
-        if name.endswith(".cuda") and not self.guarded(node):
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if attr == "cuda" and not self.guarded(node):
             self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
         elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
             self.add(node, "PC101", f": {ast.unparse(node)[:60]}")
-        elif name.endswith(".to") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
+        elif attr == "to" and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
             self.add(node, "PC101", f": {ast.unparse(node)[:60]}")
         for k in node.keywords:
             if k.arg == "device" and _is_cuda_str(k.value) and not self.guarded(node):

@@ -45,3 +45,89 @@ def make_resnet(name: str = "resnet18", num_classes: int = 10, weights=None) -> 
     import torchvision
 
     return getattr(torchvision.models, name)(weights=weights, num_classes=num_classes)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor, device, batch_size: int = 256, amp_dtype=None):
+    """(accuracy, mean loss) of ``model`` on (x, y), in batches, on ``device``."""
+    from helpers.precision import autocast
+
+    model.eval()
+    correct, loss = 0, 0.0
+    for i in range(0, len(y), batch_size):
+        xb, yb = x[i : i + batch_size].to(device), y[i : i + batch_size].to(device)
+        with autocast(device, amp_dtype):
+            logits = model(xb).float()
+        loss += nn.functional.cross_entropy(logits, yb, reduction="sum").item()
+        correct += (logits.argmax(1) == yb).sum().item()
+    return correct / len(y), loss / len(y)
+
+
+def fit(model, data: Digits, *, device, epochs: int, amp_dtype=None, batch_size: int = 32, lr: float = 2e-3,
+        seed: int = 0, progress: bool = True) -> dict:  # fmt: skip
+    """Train with Adam + one-cycle schedule, autocast in ``amp_dtype`` (a GradScaler only for float16).
+
+    Returns the history: per-epoch ``train_loss``, ``val_loss``, ``val_acc``, and ``seconds`` in all.
+    """
+    import time
+
+    from tqdm.auto import tqdm
+
+    from helpers.precision import autocast, make_grad_scaler
+
+    torch.manual_seed(seed)
+    model.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    steps = (len(data.y_train) + batch_size - 1) // batch_size
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps)
+    scaler = make_grad_scaler(device, amp_dtype)
+    hist = {"train_loss": [], "val_loss": [], "val_acc": []}
+    t0 = time.perf_counter()
+    bar = tqdm(total=epochs * steps, desc="train", disable=not progress)
+    for _ in range(epochs):
+        model.train()
+        perm, total = torch.randperm(len(data.y_train)), 0.0
+        for i in range(0, len(perm), batch_size):
+            idx = perm[i : i + batch_size]
+            x, y = data.x_train[idx].to(device, non_blocking=True), data.y_train[idx].to(device, non_blocking=True)
+            with autocast(device, amp_dtype):
+                loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            sched.step()
+            total += loss.item() * len(idx)
+            bar.update()
+        acc, vloss = evaluate(model, data.x_val, data.y_val, device, amp_dtype=amp_dtype)
+        hist["train_loss"].append(total / len(perm))
+        hist["val_loss"].append(vloss)
+        hist["val_acc"].append(acc)
+        bar.set_postfix(loss=f"{hist['train_loss'][-1]:.3f}", val_acc=f"{acc:.3f}")
+    bar.close()
+    hist["seconds"] = time.perf_counter() - t0
+    return hist
+
+
+def plot_history(hist: dict):
+    """Loss and validation accuracy per epoch, side by side; returns the matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    epochs = range(1, len(hist["val_acc"]) + 1)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3))
+    a.plot(epochs, hist["train_loss"], "o-", label="train")
+    a.plot(epochs, hist["val_loss"], "o-", label="validation")
+    a.set(xlabel="epoch", ylabel="cross-entropy", title="loss")
+    a.legend()
+    b.plot(epochs, hist["val_acc"], "o-", color="#c0392b")
+    b.set(xlabel="epoch", ylabel="accuracy", title="validation accuracy", ylim=(0, 1))
+    fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def topk_labels(logits: torch.Tensor, categories: list[str], k: int = 5) -> list[tuple[str, float]]:
+    """Top-k (label, probability) for one image's logits."""
+    probs = logits.float().softmax(-1)
+    p, i = probs.topk(k)
+    return [(categories[j], round(float(q), 4)) for q, j in zip(p.tolist(), i.tolist(), strict=True)]

@@ -16,6 +16,7 @@ model = torch.nn.Linear(4, 4).cuda()  # expect: PC101
 device = torch.device("cuda:0")  # expect: PC101
 x = torch.zeros(4, device="cuda")  # expect: PC101
 y = x.to("cuda")  # expect: PC101
+batch = [x][0].cuda()  # expect: PC101
 state = torch.load(  # expect: PC104
     "ckpt.pt",
     weights_only=True,

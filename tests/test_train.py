@@ -1,0 +1,65 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+from helpers.train import evaluate, fit, load_digits_rgb, make_resnet, plot_history, topk_labels
+
+ASSETS = Path(__file__).parent.parent / "notebooks" / "assets"
+CPU = torch.device("cpu")
+
+
+def test_digits_shapes_split_and_normalisation():
+    d = load_digits_rgb(size=16)
+    assert d.x_train.shape == (1437, 3, 16, 16) and d.x_val.shape == (360, 3, 16, 16)
+    assert set(d.y_val.tolist()) == set(range(10))  # stratified: every class in validation
+    x = torch.cat([d.x_train, d.x_val])
+    assert abs(x.mean().item()) < 1e-3 and abs(x.std().item() - 1) < 1e-2
+    assert torch.equal(load_digits_rgb(size=16).y_val, d.y_val)  # deterministic
+
+
+def test_fit_learns_and_records_history():
+    d = load_digits_rgb(size=16)
+    d.x_train, d.y_train = d.x_train[:256], d.y_train[:256]
+    model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, 10))
+    hist = fit(model, d, device=CPU, epochs=3, batch_size=32, lr=1e-2, progress=False)
+    assert len(hist["val_acc"]) == 3 and hist["seconds"] > 0
+    assert hist["train_loss"][-1] < hist["train_loss"][0] and hist["val_acc"][-1] > 0.7
+    acc, loss = evaluate(model, d.x_val, d.y_val, CPU)
+    assert acc == hist["val_acc"][-1] and loss > 0
+    assert len(plot_history(hist).axes) == 2
+
+
+def test_make_resnet_and_topk():
+    m = make_resnet("resnet18", num_classes=7)
+    assert m.fc.out_features == 7
+    top = topk_labels(torch.tensor([0.0, 5.0, 1.0, -1.0]), ["a", "b", "c", "d"], k=2)
+    assert [n for n, _ in top] == ["b", "c"] and top[0][1] > 0.9
+
+
+def test_ported_script_runs_on_cpu_and_legacy_fails(tmp_path):
+    r = subprocess.run(
+        [sys.executable, str(ASSETS / "resnet_portable.py"), "--epochs", "1", "--checkpoint", str(tmp_path / "c.pt")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "epoch 1: loss" in r.stdout and "predicted:" in r.stdout and (tmp_path / "c.pt").exists()
+    if not torch.cuda.is_available():
+        r = subprocess.run(
+            [
+                sys.executable,
+                str(ASSETS / "legacy_resnet_cuda.py"),
+                "--epochs",
+                "1",
+                "--checkpoint",
+                str(tmp_path / "l.pt"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert r.returncode != 0
+        assert "NVIDIA driver" in r.stderr or "not compiled with CUDA" in r.stderr
