@@ -1,0 +1,102 @@
+"""Train a classifier on scikit-learn's digits with DistributedDataParallel: lesson 06's script.
+
+Launch with torchrun; every process (rank) trains on its own shard of the data, and DDP averages the
+gradients over the backend chosen for the device: "nccl" on NVIDIA *and* AMD GPUs (where it is RCCL),
+"gloo" on CPUs. At the end the script checks itself: the parameters must be identical on every rank
+and the loss must have decreased; the exit code is 1 otherwise.
+
+    torchrun --standalone --nproc-per-node 2 ddp_train.py --epochs 3
+"""
+
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data.distributed import DistributedSampler
+
+from helpers.dist import check_backend, dist_backend
+from helpers.precision import choose_amp_dtype
+from helpers.train import load_digits_rgb, make_resnet
+
+
+def build(name):
+    if name == "mlp":
+        return nn.Sequential(nn.Flatten(), nn.Linear(3 * 16 * 16, 256), nn.ReLU(), nn.Linear(256, 10))
+    return make_resnet(name)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--model", default="resnet18", choices=["mlp", "resnet18"])
+    ap.add_argument("--checkpoint", default="digits.pt")
+    ap.add_argument("--backend", default=None, help="default: nccl on GPUs (RCCL on AMD), gloo on CPU")
+    args = ap.parse_args()
+
+    rank, world, local_rank = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
+    if torch.cuda.is_available() and torch.cuda.device_count() >= int(os.environ["LOCAL_WORLD_SIZE"]):
+        device = torch.device("cuda", local_rank)  # one GPU per process; AMD GPUs are "cuda" too
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+    backend = check_backend(args.backend or dist_backend(device))  # a clear error for "rccl", "hccl", ...
+    dist.init_process_group(backend=backend)
+    amp_dtype, _ = choose_amp_dtype(device)
+
+    torch.manual_seed(0)  # the same initial weights everywhere (DDP also broadcasts rank 0's)
+    data = load_digits_rgb(size=16)
+    sampler = DistributedSampler(TensorDataset(data.x_train, data.y_train), num_replicas=world, rank=rank)
+    loader = DataLoader(TensorDataset(data.x_train, data.y_train), batch_size=args.batch_size, sampler=sampler)
+    model = build(args.model).to(device)
+    model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
+    opt = torch.optim.Adam(model.parameters(), lr=2e-3)
+    if rank == 0:
+        print(f"world size {world}, backend {backend!r} on {device.type}, model {args.model}, autocast {amp_dtype}")
+
+    losses = []
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)  # a different shuffle every epoch, the same on every rank
+        total, seen = torch.zeros(2, dtype=torch.float64, device=device), 0
+        for x, y in loader:
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+            with torch.autocast(device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+                loss = nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()  # DDP all-reduces the gradients here
+            opt.step()
+            total += torch.tensor([loss.item() * len(y), len(y)], dtype=torch.float64, device=device)
+            seen += len(y)
+        line = f"[rank {rank}] epoch {epoch + 1}: trained on {seen} samples, local loss {total[0] / total[1]:.4f}\n"
+        print(line, end="", flush=True)  # one write per line, so the ranks' lines do not interleave
+        dist.all_reduce(total)  # the global mean loss
+        losses.append((total[0] / total[1]).item())
+        if rank == 0:
+            print(f"epoch {epoch + 1}: global loss {losses[-1]:.4f}", flush=True)
+
+    # Self-check: identical parameters on every rank, and learning happened.
+    checksum = torch.stack([p.detach().double().sum() for p in model.parameters()]).sum().reshape(1)
+    gathered = [torch.zeros_like(checksum) for _ in range(world)]
+    dist.all_gather(gathered, checksum)
+    identical = all(torch.equal(g, gathered[0]) for g in gathered)
+    decreased = losses[-1] < losses[0]
+    if rank == 0:
+        torch.save(model.module.state_dict(), args.checkpoint)  # rank 0 only; .module: no "module." prefix
+        verdict = "passed" if identical and decreased else "FAILED"
+        print(
+            f"self-check {verdict}: parameter checksums {[round(g.item(), 6) for g in gathered]} "
+            f"({'identical' if identical else 'DIFFERENT'}), loss {losses[0]:.4f} -> {losses[-1]:.4f}",
+            flush=True,
+        )
+    dist.destroy_process_group()
+    if not (identical and decreased):
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

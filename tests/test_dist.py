@@ -1,0 +1,96 @@
+import re
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import torch
+
+from helpers.dist import check_backend, dist_backend, run_torchrun
+
+SCRIPT = str(Path(__file__).parent.parent / "notebooks" / "assets" / "ddp_train.py")
+
+
+def running_with(marker: str) -> list[int]:
+    """PIDs of live processes whose command line contains marker."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if marker.encode() in (d / "cmdline").read_bytes():
+                    pids.append(int(d.name))
+            except OSError:
+                pass
+    return pids
+
+
+@pytest.mark.parametrize("device, want", [("cuda", "nccl"), ("cuda:1", "nccl"), ("cpu", "gloo"), ("mps", "gloo")])
+def test_dist_backend(device, want):
+    assert dist_backend(torch.device(device)) == want
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [("rccl", ['no "rccl" backend', "RCCL"]), ("HCCL", ["Huawei"]), ("mpi4", ["unknown backend", "nccl, gloo"])],
+)
+def test_wrong_backend_names_are_clear(name, words):
+    with pytest.raises(ValueError) as e:
+        check_backend(name)
+    assert "\n" not in str(e.value) and all(w in str(e.value) for w in words)
+    assert check_backend(" NCCL ") == "nccl" and check_backend("gloo") == "gloo"
+
+
+def test_ddp_script_two_cpu_ranks(tmp_path):
+    ckpt = tmp_path / f"ddp-{uuid.uuid4().hex}.pt"
+    r = run_torchrun(
+        SCRIPT,
+        ["--model", "mlp", "--epochs", "2", "--checkpoint", ckpt],
+        nproc=2,
+        timeout=300,
+        env={"CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert r.returncode == 0, r.output
+    for rank in (0, 1):
+        assert re.search(rf"\[rank {rank}\] epoch 2: trained on 719 samples", r.output), r.output
+    m = re.search(r"self-check passed: parameter checksums \[(\S+), (\S+)\] \(identical\)", r.output)
+    assert m and m.group(1) == m.group(2)
+    assert "backend 'gloo'" in r.output and ckpt.exists()
+    state = torch.load(ckpt, map_location="cpu")
+    assert not any(k.startswith("module.") for k in state)
+    assert running_with(ckpt.name) == []
+
+
+def test_wrong_backend_fails_clearly_and_leaves_no_process(tmp_path):
+    marker = f"ddp-{uuid.uuid4().hex}.pt"
+    r = run_torchrun(
+        SCRIPT,
+        ["--model", "mlp", "--backend", "rccl", "--checkpoint", tmp_path / marker],
+        nproc=2,
+        timeout=300,
+        env={"CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert r.returncode != 0 and 'no "rccl" backend' in r.output
+    assert running_with(marker) == []
+
+
+def test_timeout_reaps_every_worker(tmp_path):
+    marker = f"sleeper-{uuid.uuid4().hex}"
+    script = tmp_path / f"{marker}.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    r = run_torchrun(str(script), nproc=2, timeout=8)
+    assert r.timed_out and r.returncode != 0
+    assert running_with(marker) == []
+
+
+def test_process_finder_really_finds_processes():
+    # the reaping tests above would pass vacuously if running_with() never found anything
+    import subprocess
+
+    marker = f"marker-{uuid.uuid4().hex}"
+    p = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(60)", marker])
+    try:
+        assert running_with(marker) == [p.pid]
+    finally:
+        p.kill()
+        p.wait()
+    assert running_with(marker) == []
