@@ -58,6 +58,7 @@ def test_the_project_itself_reports_only_legacy_assets():
     assert result["errors"] == []
     paths = {os.path.relpath(f["path"], ROOT) for f in result["findings"]}
     assert all(p.startswith("notebooks/assets/") for p in paths), paths
+    assert "notebooks/assets/legacy_resnet_cuda.py" in paths
 
 
 def test_suppression_comments():
