@@ -1,5 +1,6 @@
 import re
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -89,6 +90,10 @@ def test_process_finder_really_finds_processes():
     marker = f"marker-{uuid.uuid4().hex}"
     p = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(60)", marker])
     try:
+        for _ in range(50):  # the child may still be starting
+            if running_with(marker):
+                break
+            time.sleep(0.1)
         assert running_with(marker) == [p.pid]
     finally:
         p.kill()
