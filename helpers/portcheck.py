@@ -66,7 +66,7 @@ RULES = {
         Rule("PC201", "error", "warp size of 32 hard-coded: AMD CDNA wavefronts have 64 lanes",
              "use warpSize (device code) or at::cuda::warp_size() (host code)"),
         Rule("PC202", "error", "32-bit lane mask: AMD wavefronts have 64 lanes",
-             "use a 64-bit mask (0xffffffffffffffffULL / __activemask() as uint64) or the non-_sync intrinsics"),
+             "ATen's WARP_SHFL_* helpers (ATen/cuda/DeviceUtils.cuh), or 64-bit masks (unsigned long long) on ROCm"),
         Rule("PC203", "error", "inline PTX assembly does not compile for AMD GPUs",
              "use a CUDA/HIP intrinsic or plain C++"),
         Rule("PC204", "warning", "CUDA-only library", "see the message for its ROCm equivalent"),
@@ -103,9 +103,11 @@ IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 WARP32 = re.compile(
     r"#\s*define\s+\w*WARP\w*\s+32\b|\b(?:const\w*\s+)?(?:int|unsigned)\s+\w*[wW]arp\w*\s*=\s*32\b"
     r"|threadIdx\.[xyz]\s*(?:%\s*32|&\s*31|>>\s*5)\b|<<<[^>]*\b32\s*>>>"
+    r"|for\s*\(\s*int\s+\w+\s*=\s*16\s*;\s*\w+\s*>\s*0"  # a shuffle reduction starting at 16: 32 lanes
 )
 MASK32 = re.compile(
-    r"__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*0x[fF]{8}\b|__activemask\s*\("
+    r"#\s*define\s+\w*MASK\w*\s+0x[fF]{8}\b"
+    r"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*0x[fF]{8}\b|__activemask\s*\("
 )
 PTX = re.compile(r"\basm\s*(?:volatile\s*)?\(")
 

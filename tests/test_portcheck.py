@@ -90,7 +90,7 @@ def test_cli_entry_points():
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 3
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 4
 
 
 def test_robust_walk(tmp_path):

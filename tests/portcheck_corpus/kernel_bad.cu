@@ -2,9 +2,10 @@
 #include <cublasLt.h>  // expect: PC204
 #include <cutlass/gemm/device/gemm.h>  // expect: PC204
 #define WARP_SIZE 32  // expect: PC201
+#define FULL_MASK 0xffffffff  // expect: PC202
 
 __device__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2)
+  for (int offset = 16; offset > 0; offset /= 2)  // expect: PC201
     v += __shfl_down_sync(0xffffffff, v, offset);  // expect: PC202
   return v;
 }
