@@ -20,13 +20,19 @@ PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.stamp
 endif
 
-.PHONY: help run lab test lint hygiene unit nbval gpu-check clean
+IMAGE ?= rocm-porting-course
+# The flags ROCm containers need (ROCm docs, "Running ROCm Docker containers"): the GPU device files, the groups
+# that own them (render is required on current Ubuntu), and shared memory for DataLoader workers.
+DOCKER_GPU_FLAGS := --device=/dev/kfd --device=/dev/dri --group-add video --group-add render --ipc=host --shm-size 8G
+
+.PHONY: help run lab test lint hygiene unit nbval doctor gpu-check clean docker-build docker-lab docker-test docker-run
 
 help:
 	@echo "make run        execute every notebook (papermill) -> build/executed, build/html, build/summary.md"
 	@echo "make lab        JupyterLab on 127.0.0.1:$(LAB_PORT), token-protected"
 	@echo "make test       lint + notebook hygiene + unit tests + nbval over every notebook"
 	@echo "make gpu-check  unit tests + nbval per notebook with a timed summary (for a GPU machine)"
+	@echo "make docker-build / docker-lab / docker-test / docker-run   the ROCm workshop image (README)"
 
 $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -39,13 +45,7 @@ run: $(ENV_STAMP)
 	$(PY) tools/run_notebooks.py --cell-timeout $(CELL_TIMEOUT) $(if $(PARAMS),--params $(PARAMS)) $(NOTEBOOKS)
 
 lab: $(ENV_STAMP)
-	@export JUPYTER_TOKEN="$${JUPYTER_TOKEN-$$($(PY) -c 'import secrets; print(secrets.token_hex(24))')}"; \
-	if [ -z "$$JUPYTER_TOKEN" ]; then echo "JUPYTER_TOKEN is empty: refusing to start an open server" >&2; exit 2; fi; \
-	root_ok=; if [ "$$(id -u)" = 0 ]; then root_ok=--ServerApp.allow_root=True; \
-	  echo "note: running JupyterLab as root (loopback only, token required); prefer a normal user" >&2; fi; \
-	echo "Open http://127.0.0.1:$(LAB_PORT)/lab?token=$$JUPYTER_TOKEN"; \
-	exec $(PY) -m jupyterlab --no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
-	  --ServerApp.port_retries=0 --ServerApp.root_dir=notebooks $$root_ok
+	PY=$(PY) LAB_IP=127.0.0.1 LAB_PORT=$(LAB_PORT) tools/lab.sh
 
 lint: $(ENV_STAMP)
 	$(PY) -m ruff check helpers tests tools notebooks
@@ -63,8 +63,24 @@ nbval: $(ENV_STAMP)
 
 test: lint unit nbval
 
+doctor: $(ENV_STAMP)
+	$(PY) -m helpers.doctor
+
 gpu-check:
 	$(PYTHON) tools/gpu_check.py
 
 clean:
 	rm -rf build
+
+docker-build:
+	docker build -t $(IMAGE) .
+
+docker-lab:
+	docker run --rm -it $(DOCKER_GPU_FLAGS) -p 127.0.0.1:$(LAB_PORT):8888 -e JUPYTER_TOKEN $(IMAGE)
+
+docker-test:
+	docker run --rm $(DOCKER_GPU_FLAGS) $(IMAGE) make doctor nbval
+
+docker-run:
+	mkdir -p build
+	docker run --rm $(DOCKER_GPU_FLAGS) -v "$$PWD/build:/workspace/course/build" $(IMAGE) make run

@@ -9,7 +9,8 @@ One module per concern, each introduced by a lesson:
 - ``helpers.diagnose``   explain an error message (lesson 04; imports no torch)
 - ``helpers.doctor``     is this machine ready? (lesson 00)
 - ``helpers.portcheck``  scan a project for CUDA-isms (lesson 03; imports no torch)
-- ``helpers.dist``       torch.distributed backend choice (lesson 06)
+- ``helpers.hipify``     run PyTorch's HIPify on a copy of a folder, report the renames (lesson 05)
+- ``helpers.dist``       torch.distributed backend choice, torchrun runner (lesson 06)
 
 Importing ``helpers`` itself imports nothing heavy: ``import helpers.device`` does.
 """
