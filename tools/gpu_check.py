@@ -30,8 +30,26 @@ def run(cmd: list[str], log: Path, timeout: int) -> tuple[str, float]:
     return status, time.perf_counter() - t0
 
 
-def main() -> int:
+def prepare_env() -> None:
+    """Make `helpers` importable in every child (pytest, kernels), and install carried wheels if any.
+
+    The lent GPU machine has torch but no Jupyter tooling: tools/gpu_wheels.sh puts the missing wheels in
+    .whl/ here, the device tool carries them, and they are installed into /tmp/site for this run.
+    """
+    paths = [str(ROOT)]
+    wheels = sorted((ROOT / ".whl").glob("*.whl"))
+    if wheels:
+        site = "/tmp/site"
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                        "--upgrade", "--target", site, *map(str, wheels)], check=True)  # fmt: skip
+        paths.append(site)
+        sys.path.insert(0, site)
+    os.environ["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
     sys.path.insert(0, str(ROOT))
+
+
+def main() -> int:
+    prepare_env()
     from helpers.device import describe, detect
 
     out = Path(os.environ.get("OUT") or ROOT / "build" / "gpu-check")
