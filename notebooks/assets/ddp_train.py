@@ -59,7 +59,7 @@ def main():
     if rank == 0:
         print(f"world size {world}, backend {backend!r} on {device.type}, model {args.model}, autocast {amp_dtype}")
 
-    losses = []
+    losses, first = [], None  # first: the loss of the very first step, the baseline for "it learned"
     for epoch in range(args.epochs):
         sampler.set_epoch(epoch)  # a different shuffle every epoch, the same on every rank
         total, seen = torch.zeros(2, dtype=torch.float64, device=device), 0
@@ -71,6 +71,8 @@ def main():
             loss.backward()  # DDP all-reduces the gradients here
             opt.step()
             total += torch.tensor([loss.item() * len(y), len(y)], dtype=torch.float64, device=device)
+            if first is None:
+                first = torch.tensor([loss.item()], dtype=torch.float64, device=device)
             seen += len(y)
         line = f"[rank {rank}] epoch {epoch + 1}: trained on {seen} samples, local loss {total[0] / total[1]:.4f}\n"
         print(line, end="", flush=True)  # one write per line, so the ranks' lines do not interleave
@@ -84,15 +86,22 @@ def main():
     gathered = [torch.zeros_like(checksum) for _ in range(world)]
     dist.all_gather(gathered, checksum)
     identical = all(torch.equal(g, gathered[0]) for g in gathered)
-    decreased = losses[-1] < losses[0]
+    dist.all_reduce(first)  # summed over ranks
+    first = first.item() / world
+    decreased = losses[-1] < first
     if rank == 0:
         torch.save(model.module.state_dict(), args.checkpoint)  # rank 0 only; .module: no "module." prefix
         verdict = "passed" if identical and decreased else "FAILED"
         print(
             f"self-check {verdict}: parameter checksums {[round(g.item(), 6) for g in gathered]} "
-            f"({'identical' if identical else 'DIFFERENT'}), loss {losses[0]:.4f} -> {losses[-1]:.4f}",
+            f"({'identical' if identical else 'DIFFERENT'}), "
+            f"loss {first:.4f} (first step) -> {losses[-1]:.4f} (last epoch)",
             flush=True,
         )
+    dist.barrier()  # every rank waits until rank 0 has written the checkpoint
+    # Release DDP (it holds the process group) while Python is fully alive, then tear down the group: a group
+    # still referenced at interpreter exit can abort the process ("terminate called without an active exception").
+    del model, opt
     dist.destroy_process_group()
     if not (identical and decreased):
         raise SystemExit(1)
