@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import glob
 import json
 import os
 import platform
@@ -59,6 +60,12 @@ def _access(path: str) -> str:
     if not os.path.exists(path):
         return "missing"
     return "ok" if os.access(path, os.R_OK | os.W_OK) else "denied"
+
+
+def _render_node() -> str:
+    """The first /dev/dri/renderD* node (what the ROCm runtime opens), else /dev/dri itself."""
+    nodes = sorted(glob.glob("/dev/dri/renderD*"))
+    return nodes[0] if nodes else "/dev/dri"
 
 
 def _groups() -> tuple:
@@ -109,7 +116,7 @@ def _runtime(facts: Facts) -> str:
 def gather() -> Machine:
     """Read this machine (the seam)."""
     base = dict(
-        dev_access={p: _access(p) for p in ("/dev/kfd", "/dev/dri")},
+        dev_access={p: _access(p) for p in ("/dev/kfd", _render_node())},
         groups=_groups(),
         is_root=hasattr(os, "geteuid") and os.geteuid() == 0,
         shm_bytes=_shm(),
