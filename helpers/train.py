@@ -67,7 +67,8 @@ def fit(model, data: Digits, *, device, epochs: int, amp_dtype=None, batch_size:
         seed: int = 0, progress: bool = True) -> dict:  # fmt: skip
     """Train with Adam + one-cycle schedule, autocast in ``amp_dtype`` (a GradScaler only for float16).
 
-    Returns the history: per-epoch ``train_loss``, ``val_loss``, ``val_acc``, and ``seconds`` in all.
+    Returns the history: per-epoch ``train_loss``, ``val_loss``, ``val_acc``; per-step ``step_loss``;
+    and ``seconds`` in all.
     """
     import time
 
@@ -81,7 +82,7 @@ def fit(model, data: Digits, *, device, epochs: int, amp_dtype=None, batch_size:
     steps = (len(data.y_train) + batch_size - 1) // batch_size
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=epochs * steps)
     scaler = make_grad_scaler(device, amp_dtype)
-    hist = {"train_loss": [], "val_loss": [], "val_acc": []}
+    hist = {"train_loss": [], "val_loss": [], "val_acc": [], "step_loss": []}
     t0 = time.perf_counter()
     bar = tqdm(total=epochs * steps, desc="train", disable=not progress)
     for _ in range(epochs):
@@ -98,6 +99,7 @@ def fit(model, data: Digits, *, device, epochs: int, amp_dtype=None, batch_size:
             scaler.update()
             sched.step()
             total += loss.item() * len(idx)
+            hist["step_loss"].append(loss.item())
             bar.update()
         acc, vloss = evaluate(model, data.x_val, data.y_val, device, amp_dtype=amp_dtype)
         hist["train_loss"].append(total / len(perm))
@@ -113,14 +115,18 @@ def plot_history(hist: dict):
     """Loss and validation accuracy per epoch, side by side; returns the matplotlib figure."""
     import matplotlib.pyplot as plt
 
-    epochs = range(1, len(hist["val_acc"]) + 1)
+    epochs = list(range(1, len(hist["val_acc"]) + 1))
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3))
-    a.plot(epochs, hist["train_loss"], "o-", label="train")
+    steps = hist.get("step_loss") or []
+    if steps:  # per-step training loss, on an epoch axis
+        per_epoch = len(steps) / len(epochs)
+        a.plot([(i + 1) / per_epoch for i in range(len(steps))], steps, lw=0.8, alpha=0.6, label="train (per step)")
+    a.plot(epochs, hist["train_loss"], "o-", label="train (epoch mean)")
     a.plot(epochs, hist["val_loss"], "o-", label="validation")
-    a.set(xlabel="epoch", ylabel="cross-entropy", title="loss")
+    a.set(xlabel="epoch", ylabel="cross-entropy", title="loss", xticks=epochs)
     a.legend()
     b.plot(epochs, hist["val_acc"], "o-", color="#c0392b")
-    b.set(xlabel="epoch", ylabel="accuracy", title="validation accuracy", ylim=(0, 1))
+    b.set(xlabel="epoch", ylabel="accuracy", title="validation accuracy", ylim=(0, 1), xticks=epochs)
     fig.tight_layout()
     plt.close(fig)
     return fig

@@ -25,6 +25,7 @@ def test_fit_learns_and_records_history():
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 16 * 16, 10))
     hist = fit(model, d, device=CPU, epochs=3, batch_size=32, lr=1e-2, progress=False)
     assert len(hist["val_acc"]) == 3 and hist["seconds"] > 0
+    assert len(hist["step_loss"]) == 3 * 8  # 256 samples / batch 32, three epochs
     assert hist["train_loss"][-1] < hist["train_loss"][0] and hist["val_acc"][-1] > 0.7
     acc, loss = evaluate(model, d.x_val, d.y_val, CPU)
     assert acc == hist["val_acc"][-1] and loss > 0
