@@ -200,6 +200,8 @@ RULES = (
             r"Input type \(.*\) and weight type \(.*\) should be the same",
             r"Expected (object of )?device type",
             r"is not on the expected device",
+            r"Placeholder storage has not been allocated on MPS device",
+            r"is on \S+ but expected (it )?(to be )?on",
         ),
         "Tensors (or a checkpoint) on different devices",
         "Part of the computation is on the GPU and part on the CPU, or a checkpoint saved on a GPU is loaded "

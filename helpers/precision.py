@@ -13,6 +13,7 @@ The portable replacements of the deprecated ``torch.cuda.amp`` API are plain PyT
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import torch
@@ -48,17 +49,20 @@ def probe_dtypes(device: torch.device, ops: tuple[Callable, ...] = (_matmul, _co
     return works
 
 
-def cpu_has_native_bf16() -> bool:
-    """True when the CPU has bf16 instructions (AVX512-BF16 or AMX); read from /proc/cpuinfo (Linux)."""
+def cpu_has_native_bf16() -> bool | None:
+    """Does the CPU have bf16 instructions (x86: AVX512-BF16 or AMX; Arm: the BF16 feature)?
+
+    Read from /proc/cpuinfo; None where that file does not exist (macOS, Windows): unknown.
+    """
     try:
         with open("/proc/cpuinfo") as f:
-            flags = f.read()
+            info = f.read()
     except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+        return None
+    return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", info) or re.search(r"^Features\s*:.*\bbf16\b", info, re.M))
 
 
-def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool = False, cuda_major: int | None = None):
+def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False, cuda_major: int | None = None):
     """The decision, as a pure function: (dtype or None, reason). ``None`` means stay in float32.
 
     backend: "rocm", "cuda", "mps" or "cpu" (as ``helpers.device.detect().backend``).

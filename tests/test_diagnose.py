@@ -44,6 +44,7 @@ REAL = [
     ("HCCL_HOME is not set", "distributed_backend"),  # portcheck: ignore
     ("AssertionError: Unknown backend type rccl", "distributed_backend"),
     ("RuntimeError: Tensor on device meta is not on the expected device cpu!", "device_mismatch"),
+    ("RuntimeError: Placeholder storage has not been allocated on MPS device!", "device_mismatch"),
     ("NotImplementedError: \"add_stub\" not implemented for 'Float8_e4m3fn'", "dtype_unsupported"),
     ("RuntimeError: linalg.inv: Low precision dtypes not supported. Got BFloat16", "dtype_unsupported"),
     ("ModuleNotFoundError: No module named 'flash_attn'", "missing_extension"),

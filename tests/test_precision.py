@@ -49,6 +49,25 @@ def test_cpu_bf16_only_with_instructions(cpu_bf16, want):
     assert hp.recommend_amp_dtype("cpu", works, cpu_bf16=cpu_bf16)[0] == want
 
 
+def test_cpu_bf16_detection_reads_x86_and_arm_flags(tmp_path, monkeypatch):
+    import builtins
+
+    real_open = builtins.open
+    cases = {
+        "flags\t\t: fpu avx2 avx512f avx512_bf16\n": True,
+        "Features\t: fp asimd sve bf16 i8mm\n": True,
+        "flags\t\t: fpu avx2 avx512f\n": False,
+    }
+    for text, want in cases.items():
+        (tmp_path / "cpuinfo").write_text(text)
+        monkeypatch.setattr(
+            builtins, "open", lambda p, *a, **k: real_open(tmp_path / "cpuinfo" if p == "/proc/cpuinfo" else p, *a, **k)
+        )
+        assert hp.cpu_has_native_bf16() is want, text
+    monkeypatch.setattr(builtins, "open", lambda p, *a, **k: (_ for _ in ()).throw(OSError("no such file")))
+    assert hp.cpu_has_native_bf16() is None  # unknown (macOS, Windows): the recommendation stays float32
+
+
 def test_choose_on_this_cpu_is_consistent():
     dtype, why = hp.choose_amp_dtype(CPU)
     assert dtype == (torch.bfloat16 if hp.cpu_has_native_bf16() else None) and why

@@ -19,7 +19,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
 from helpers.dist import check_backend, dist_backend
-from helpers.precision import choose_amp_dtype
+from helpers.precision import autocast, choose_amp_dtype
 from helpers.train import load_digits_rgb, make_resnet
 
 
@@ -65,7 +65,7 @@ def main():
         total, seen = torch.zeros(2, dtype=torch.float64, device=device), 0
         for x, y in loader:
             x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
-            with torch.autocast(device.type, dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+            with autocast(device, amp_dtype):  # torch.autocast; off when amp_dtype is None (CPU)
                 loss = nn.functional.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()  # DDP all-reduces the gradients here
