@@ -21,6 +21,14 @@ import os
 from dataclasses import dataclass, field
 
 ENV_VAR = "COURSE_DEVICE"
+# PyTorch's ROCm wheel index for the torch this course pins: torch 2.14 pairs with ROCm 7.14 (the compatibility matrix
+# in pytorch/pytorch RELEASE.md). Each torch release ships for one or two ROCm versions: for another torch, take the
+# index that https://pytorch.org/get-started/locally/ (or /previous-versions/) gives for it.
+ROCM_WHEEL_INDEX = "https://download.pytorch.org/whl/rocm7.14"
+# What a ROCm container needs (ROCm docs, "Running ROCm Docker containers"): the device files, and the groups that own
+# them by the host's numeric GID (a group *name* may be missing in the image, or carry another GID there).
+_GIDS = "--group-add $(stat -c %g /dev/kfd) --group-add $(stat -c %g /dev/dri/renderD128)"
+DOCKER_GPU_FLAGS = f"--device=/dev/kfd --device=/dev/dri {_GIDS}"
 PCI_VENDORS = {"0x1002": "AMD", "0x10de": "NVIDIA"}
 VISIBILITY_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 ENV_KEYS = VISIBILITY_VARS + (ENV_VAR, "HSA_OVERRIDE_GFX_VERSION", "PYTORCH_ROCM_ARCH")
@@ -70,34 +78,52 @@ class DeviceInfo:
     warnings: tuple[str, ...] = ()
 
 
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read().strip().lower()
+
+
 def pci_gpu_vendors(root: str = "/sys/bus/pci/devices") -> tuple[str, ...]:
-    """Vendors of display controllers (PCI class 0x03xxxx) on this machine; () if /sys is unreadable."""
+    """Vendors of the GPUs on the PCI bus ("AMD", "NVIDIA"), from sysfs; () if it is unreadable.
+
+    A GPU is a display controller (class 0x03xxxx: Radeon 0x0300, MI250X 0x0380, H100 0x0302) or, for
+    AMD, a processing accelerator (0x12xxxx: MI300X/MI300A/MI325X/MI350 enumerate so). Other AMD devices
+    can share class 0x12 (Ryzen AI NPUs): such a device counts only when no driver is bound, or amdgpu.
+    """
     found = []
     for dev in sorted(glob.glob(os.path.join(root, "*"))):
         try:
-            with open(os.path.join(dev, "class")) as f:
-                cls = f.read().strip()
-            with open(os.path.join(dev, "vendor")) as f:
-                vendor = f.read().strip().lower()
+            cls, vendor = _read(os.path.join(dev, "class")), _read(os.path.join(dev, "vendor"))
         except OSError:
             continue
-        if cls.startswith("0x03") and vendor in PCI_VENDORS:
+        link = os.path.join(dev, "driver")
+        driver = os.path.basename(os.readlink(link)) if os.path.islink(link) else None
+        accelerator = cls.startswith("0x12") and vendor == "0x1002" and driver in (None, "amdgpu")
+        if (cls.startswith("0x03") or accelerator) and vendor in PCI_VENDORS:
             found.append(PCI_VENDORS[vendor])
     return tuple(found)
 
 
-def read_facts() -> Facts:
-    """The one seam that reads torch and the OS."""
-    import torch
+def gpu_arch(torch, props) -> str:
+    """The GPU target: ``gcnArchName`` on ROCm builds ("gfx942:sramecc+:xnack-"), ``sm_XY`` on CUDA builds.
+
+    CUDA builds have a ``gcnArchName`` attribute too, holding the device *name* ("NVIDIA H100 80GB HBM3";
+    torch/csrc/cuda/Module.cpp: "HIP-only property; reuse name attribute for CUDA builds"), so the build decides.
+    """
+    return props.gcnArchName if torch.version.hip else f"sm_{props.major}{props.minor}"
+
+
+def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
+    """The one seam that reads torch and the OS (tests pass a fake ``torch``, ``root`` file tree and ``environ``)."""
+    if torch is None:
+        import torch
 
     gpus: tuple[GPU, ...] = ()
     arch_list: tuple[str, ...] = ()
     cuda_ok = torch.cuda.is_available()
     if cuda_ok:
         props = [torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count())]
-        gpus = tuple(
-            GPU(p.name, getattr(p, "gcnArchName", "") or f"sm_{p.major}{p.minor}", p.total_memory) for p in props
-        )
+        gpus = tuple(GPU(p.name, gpu_arch(torch, p), p.total_memory) for p in props)
         arch_list = tuple(torch.cuda.get_arch_list())
     accel = None
     if hasattr(torch, "accelerator") and torch.accelerator.is_available():  # torch >= 2.6
@@ -112,10 +138,10 @@ def read_facts() -> Facts:
         arch_list=arch_list,
         mps_available=bool(mps and mps.is_available()),
         accelerator=accel,
-        env={k: os.environ[k] for k in ENV_KEYS if k in os.environ},
-        dev_kfd=os.path.exists("/dev/kfd"),
-        dev_dri=os.path.isdir("/dev/dri"),
-        pci_gpu_vendors=pci_gpu_vendors(),
+        env={k: v for k, v in (os.environ if environ is None else environ).items() if k in ENV_KEYS},
+        dev_kfd=os.path.exists(os.path.join(root, "dev/kfd")),
+        dev_dri=os.path.isdir(os.path.join(root, "dev/dri")),
+        pci_gpu_vendors=pci_gpu_vendors(os.path.join(root, "sys/bus/pci/devices")),
     )
 
 
@@ -134,15 +160,12 @@ def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) 
     if "AMD" in f.pci_gpu_vendors and f.hip_version is None:
         w.append(
             "AMD GPU present but this torch has no ROCm support (torch.version.hip is None): "
-            "install a ROCm wheel (--index-url https://download.pytorch.org/whl/rocm6.4) or use a rocm/pytorch image"
+            f"install a ROCm wheel (--index-url {ROCM_WHEEL_INDEX}) or use a rocm/pytorch image"
         )
     if "NVIDIA" in f.pci_gpu_vendors and f.cuda_version is None and not f.cuda_available:
         w.append("NVIDIA GPU present but this torch has no CUDA support: install a CUDA wheel")
     if f.hip_version and not f.dev_kfd:
-        w.append(
-            "ROCm build of torch but /dev/kfd is missing: start the container with "
-            "--device=/dev/kfd --device=/dev/dri --group-add video --group-add render"
-        )
+        w.append(f"ROCm build of torch but /dev/kfd is missing: start the container with {DOCKER_GPU_FLAGS}")
     elif f.hip_version and not f.cuda_available and backend == "cpu":
         w.append("ROCm build of torch but no usable GPU: run `python -m helpers.doctor`")
     if supported is False:

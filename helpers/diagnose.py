@@ -21,6 +21,11 @@ import sys
 import traceback
 from dataclasses import asdict, dataclass, field
 
+from helpers.device import (
+    DOCKER_GPU_FLAGS,
+    ROCM_WHEEL_INDEX,
+)  # a constant: helpers.device imports torch only inside its functions
+
 HIP_DOCS = "https://pytorch.org/docs/stable/notes/hip.html"
 ROCM_INSTALL = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html"
 ROCM_DOCKER = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html"
@@ -71,11 +76,12 @@ RULES = (
         ),
         "This torch is a CPU or CUDA build, not a ROCm build",
         "The installed wheel has no ROCm support (torch.version.hip is None), so it cannot use an AMD GPU. "
-        "`pip install torch` from PyPI installs a CUDA build.",
+        "`pip install torch` from PyPI installs a CUDA build; inside a rocm/pytorch image it replaces the image's own.",
         (
             'python -c "import torch; print(torch.__version__, torch.version.hip)"',
-            "pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.4",
-            "or use an official rocm/pytorch image and never `pip install torch` inside it",
+            "In a rocm/pytorch container: start a fresh container from the image (never `pip install torch` in it; "
+            "install other packages with a constraints file that pins its torch)",
+            f"On bare metal: pip install torch torchvision --index-url {ROCM_WHEEL_INDEX}",
         ),
         ROCM_INSTALL,
     ),
@@ -113,7 +119,7 @@ RULES = (
         "or the GPU is not supported by this ROCm.",
         (
             "ls -l /dev/kfd /dev/dri; id   # devices present? user in render and video?",
-            "docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render ...",
+            f"docker run {DOCKER_GPU_FLAGS} ...",
             "sudo usermod -aG render,video $USER   # then log in again",
             "python -m helpers.doctor",
         ),
@@ -211,6 +217,18 @@ RULES = (
             "torch.load(path, map_location=device)",
         ),
         "https://pytorch.org/docs/stable/generated/torch.load.html",
+    ),
+    Rule(
+        "miopen_kdb",
+        (r"Missing system database file",),
+        "MIOpen's precompiled kernel database for this GPU target is not installed",
+        "MIOpen ships a kernel database (.kdb) per GPU target in a separate package. Without it, MIOpen compiles the "
+        "kernels it needs at first use: the first run of each shape is slower, results are the same.",
+        (
+            "apt-get install miopen-hip-<target>kdb   # e.g. miopen-hip-gfx942kdb for MI300X (rocminfo | grep gfx)",
+            "or ignore it: only start-up time is affected, and the compiled kernels are cached in ~/.cache/miopen",
+        ),
+        "https://rocm.docs.amd.com/projects/MIOpen/en/latest/install/install.html",
     ),
     Rule(
         "miopen",

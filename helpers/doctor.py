@@ -23,10 +23,9 @@ import platform
 import sys
 from dataclasses import dataclass, field
 
-from helpers.device import Facts, detect
+from helpers.device import DOCKER_GPU_FLAGS, ROCM_WHEEL_INDEX, Facts, detect
 
 MIN_TORCH = (2, 5)
-DOCKER_FLAGS = "--device=/dev/kfd --device=/dev/dri --group-add video --group-add render"
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,8 @@ def _torch_checks(m: Machine) -> list[Check]:
                 "torch build",
                 "FAIL",
                 f"{build} build on a machine with an AMD GPU",
-                "pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm6.4",
+                f"bare metal: pip install torch torchvision --index-url {ROCM_WHEEL_INDEX}; "
+                "in a rocm/pytorch container: a fresh container (never pip install torch in it)",
             )
         )
     elif nvidia and not f.cuda_version:
@@ -263,7 +263,11 @@ def _device_checks(m: Machine) -> list[Check]:
             out.append(Check("/dev/kfd and /dev/dri", "PASS", "present and accessible"))
         else:
             detail = ", ".join(f"{p} {s}" for p, s in bad.items())
-            fix = f"docker run {DOCKER_FLAGS} ..." if "missing" in bad.values() else "add the user to render and video"
+            fix = (
+                f"docker run {DOCKER_GPU_FLAGS} ..."
+                if "missing" in bad.values()
+                else "add the user to render and video"
+            )
             out.append(Check("/dev/kfd and /dev/dri", "FAIL", detail, fix))
         missing = [g for g in ("render", "video") if g not in m.groups]
         if m.is_root or not missing:
@@ -275,7 +279,8 @@ def _device_checks(m: Machine) -> list[Check]:
                     "render/video groups",
                     status,
                     f"not in {', '.join(missing)}",
-                    "sudo usermod -aG render,video $USER, or docker run --group-add video --group-add render",
+                    "sudo usermod -aG render,video $USER; in a container: docker run --group-add with the host's "
+                    "GIDs of /dev/kfd and /dev/dri/renderD* (stat -c %g), as make docker-lab does",
                 )
             )
     where = "GPU" if f.cuda_available or f.mps_available else "CPU"
@@ -336,7 +341,10 @@ def _env_checks(m: Machine) -> list[Check]:
             "numpy",
             "FAIL" if m.numpy_error else "PASS",
             m.numpy_error or "torch.from_numpy works",
-            "pip install 'numpy<2' or a torch built against numpy 2" if m.numpy_error else "",
+            "reinstall the torch wheel that belongs to this numpy (torch >= 2.3 wheels work with numpy 1.x and 2.x); "
+            "numpy<2 only for an extension compiled against numpy 1.x"
+            if m.numpy_error
+            else "",
         )
     )
     return out
@@ -345,8 +353,8 @@ def _env_checks(m: Machine) -> list[Check]:
 def run_checks(m: Machine) -> list[Check]:
     """All verdicts for machine ``m``; never raises on missing information."""
     py = ".".join(map(str, m.python))
-    py_ok = (3, 10) <= tuple(m.python[:2]) <= (3, 12)
-    checks = [Check("Python", "PASS" if py_ok else "WARN", py, "" if py_ok else "the course is tested on 3.10-3.12")]
+    py_ok = (3, 11) <= tuple(m.python[:2]) <= (3, 12)
+    checks = [Check("Python", "PASS" if py_ok else "WARN", py, "" if py_ok else "the course is tested on 3.11-3.12")]
     if m.torch_error or m.facts is None:
         from helpers.diagnose import diagnose
 

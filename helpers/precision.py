@@ -62,17 +62,32 @@ def cpu_has_native_bf16() -> bool | None:
     return bool(re.search(r"\b(avx512_bf16|amx_bf16)\b", info) or re.search(r"^Features\s*:.*\bbf16\b", info, re.M))
 
 
-def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False, cuda_major: int | None = None):
+# GPU targets with bf16 matrix instructions: AMD CDNA (MI100 gfx908, MI200 gfx90a, MI300 gfx942, MI350 gfx950) and
+# RDNA3+ (gfx11xx WMMA, gfx12xx); not RDNA2 (gfx103x) or Vega (gfx906). NVIDIA: Ampere (sm_80) and newer.
+AMD_BF16_MATRIX = ("gfx908", "gfx90a", "gfx94", "gfx95", "gfx11", "gfx12")
+
+
+def has_bf16_matrix_units(arch: str | None) -> bool:
+    """Does this GPU target ("gfx942", "sm_90", as ``helpers.device.detect().arch``) compute bf16 in hardware?"""
+    if not arch:
+        return False
+    if arch.startswith("sm_"):
+        return int("".join(ch for ch in arch[3:] if ch.isdigit())) >= 80
+    return arch.startswith(AMD_BF16_MATRIX)
+
+
+def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False, arch: str | None = None):
     """The decision, as a pure function: (dtype or None, reason). ``None`` means stay in float32.
 
-    backend: "rocm", "cuda", "mps" or "cpu" (as ``helpers.device.detect().backend``).
+    backend: "rocm", "cuda", "mps" or "cpu" and arch: the GPU target, as ``helpers.device.detect()`` reports them.
     """
     if backend in ("rocm", "cuda", "mps"):
-        bf16_fast = backend == "rocm" or backend == "mps" or (cuda_major or 0) >= 8  # NVIDIA: Ampere and newer
+        bf16_fast = backend == "mps" or has_bf16_matrix_units(arch)
         if works.get(torch.bfloat16) and bf16_fast:
             return torch.bfloat16, "bfloat16 runs on this GPU: float32's range, no GradScaler needed"
         if works.get(torch.float16):
-            return torch.float16, "no fast bfloat16 here: float16 with a GradScaler"
+            why = f"{arch} has no bfloat16 matrix units" if arch and not bf16_fast else "no fast bfloat16 here"
+            return torch.float16, f"{why}: float16 with a GradScaler"
         return None, "no low-precision dtype runs here: stay in float32"
     if works.get(torch.bfloat16) and cpu_bf16:
         return torch.bfloat16, "CPU with AVX512-BF16/AMX: bfloat16 autocast"
@@ -83,12 +98,11 @@ def choose_amp_dtype(device: torch.device):
     """(dtype or None, reason) for this device, from a real probe of what runs."""
     from helpers.device import detect
 
-    backend = device.type
-    cuda_major = None
+    backend, arch = device.type, None
     if device.type == "cuda":
-        backend = detect().backend
-        cuda_major = torch.cuda.get_device_capability(device)[0] if backend == "cuda" else None
-    return recommend_amp_dtype(backend, probe_dtypes(device), cpu_has_native_bf16(), cuda_major)
+        info = detect()
+        backend, arch = info.backend, info.arch
+    return recommend_amp_dtype(backend, probe_dtypes(device), cpu_has_native_bf16(), arch)
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None):

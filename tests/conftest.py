@@ -1,68 +1,67 @@
-"""Simulated machines: the facts `helpers.device.read_facts` would return on each.
+"""Simulated machines, made below the seam: fake torch builds and fake /sys and /dev trees (tests/fakes.py) go
+through the real ``helpers.device.read_facts``, so what the tests see is what read_facts makes of each build's API.
 
-Architectures, names and arch lists follow ../shared/ROCM_FACTS.md (MI300X gfx942, MI250X gfx90a,
-RX 7900 XTX gfx1100) and what PyTorch reports on those machines.
+Names, targets and PCI classes follow ../shared/ROCM_FACTS.md and what PyTorch reports on those machines.
 """
+
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from helpers.device import GPU, Facts
-
-GiB = 2**30
-ROCM_ARCHES = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
-CUDA_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
-ROCM = dict(
-    torch_version="2.9.1+rocm6.4",
-    hip_version="6.4.43482",
-    cuda_version=None,
-    arch_list=ROCM_ARCHES,
-    dev_kfd=True,
-    dev_dri=True,
-    pci_gpu_vendors=("AMD",),
+from helpers.device import read_facts
+from tests.fakes import (
+    H100_PCI,
+    MI250X_PCI,
+    MI300X_PCI,
+    NIC_PCI,
+    RADEON_PCI,
+    XDNA_NPU_PCI,
+    cuda_gpu,
+    fake_torch,
+    make_root,
+    rocm_gpu,
 )
 
-MACHINES = {
-    "mi300x": Facts(
-        **ROCM,
-        cuda_available=True,
-        accelerator="cuda",
-        gpus=(GPU("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 192 * GiB),) * 8,
-    ),
-    "mi250x": Facts(
-        **ROCM,
-        cuda_available=True,
-        accelerator="cuda",
-        gpus=(GPU("AMD Instinct MI250X/MI250", "gfx90a:sramecc+:xnack-", 64 * GiB),) * 2,
-    ),
-    "rx7900xtx": Facts(
-        **ROCM, cuda_available=True, accelerator="cuda", gpus=(GPU("AMD Radeon RX 7900 XTX", "gfx1100", 24 * GiB),)
-    ),
-    "h100": Facts(
-        torch_version="2.14.1+cu130",
-        cuda_version="13.0",
-        cuda_available=True,
-        accelerator="cuda",
-        gpus=(GPU("NVIDIA H100 80GB HBM3", "sm_90", 80 * GiB),),
-        arch_list=CUDA_ARCHES,
-        dev_dri=True,
-        pci_gpu_vendors=("NVIDIA",),
-    ),
-    "cpu": Facts(torch_version="2.14.1+cpu"),
-    "mps": Facts(torch_version="2.14.1", mps_available=True, accelerator="mps"),
-    # A CUDA wheel from PyPI installed on an AMD machine: no ROCm, no GPU for torch.
-    "cuda_wheel_on_amd": Facts(
-        torch_version="2.14.1+cu130", cuda_version="13.0", dev_kfd=True, dev_dri=True, pci_gpu_vendors=("AMD",)
-    ),
-    # A ROCm wheel on a GPU whose target it was not built for (Radeon 780M iGPU, gfx1103).
-    "rocm_missing_arch": Facts(
-        **{**ROCM, "arch_list": ROCM_ARCHES},
-        cuda_available=True,
-        accelerator="cuda",
-        gpus=(GPU("AMD Radeon 780M", "gfx1103", 16 * GiB),),
-    ),
-    # The rocm/pytorch image started without --device=/dev/kfd --device=/dev/dri.
-    "container_no_kfd": Facts(**{**ROCM, "dev_kfd": False, "dev_dri": False}),
-}
+# torch.cuda.get_arch_list() of a ROCm 7.x wheel and of a CUDA 13.0 wheel (PyPI torch 2.14.1).
+ROCM_ARCHES = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200",
+               "gfx1201")  # fmt: skip
+CUDA_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
+ROCM_BUILD = dict(version="2.14.1+rocm7.14", hip="7.14.60001", arch_list=ROCM_ARCHES)
+CUDA_BUILD = dict(version="2.14.1+cu130", cuda="13.0", arch_list=CUDA_ARCHES)
+
+MI300X = rocm_gpu("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 9, 4, 191.98)
+MI250X = rocm_gpu("AMD Instinct MI250X/MI250", "gfx90a:sramecc+:xnack-", 9, 0, 63.98)
+RX7900XTX = rocm_gpu("AMD Radeon RX 7900 XTX", "gfx1100", 11, 0, 23.98, warp_size=32)
+RX6900XT = rocm_gpu("AMD Radeon RX 6900 XT", "gfx1030", 10, 3, 15.98, warp_size=32)
+RADEON_780M = rocm_gpu("AMD Radeon 780M", "gfx1103", 11, 0, 16.0, warp_size=32)
+H100 = cuda_gpu("NVIDIA H100 80GB HBM3", 9, 0, 79.19)
+
+# name -> (torch as that build answers, what /sys and /dev hold)
+SPECS = {
+    "mi300x": (fake_torch(**ROCM_BUILD, gpus=[MI300X] * 8), dict(pci=[MI300X_PCI] * 8 + [NIC_PCI], kfd=1, dri=1)),
+    "mi250x": (fake_torch(**ROCM_BUILD, gpus=[MI250X] * 2), dict(pci=[MI250X_PCI], kfd=1, dri=1)),
+    "rx7900xtx": (fake_torch(**ROCM_BUILD, gpus=[RX7900XTX]), dict(pci=[RADEON_PCI], kfd=1, dri=1)),
+    "rx6900xt": (fake_torch(**ROCM_BUILD, gpus=[RX6900XT]), dict(pci=[RADEON_PCI], kfd=1, dri=1)),
+    "h100": (fake_torch(**CUDA_BUILD, gpus=[H100]), dict(pci=[H100_PCI], dri=1)),
+    "cpu": (fake_torch("2.14.1+cpu"), dict()),
+    "mps": (fake_torch("2.14.1", mps=True), dict()),
+    # A CUDA wheel from PyPI on an MI300X machine: no ROCm, no GPU for torch (the MI300X is PCI class 0x1200).
+    "cuda_wheel_on_amd": (fake_torch(**CUDA_BUILD), dict(pci=[MI300X_PCI] * 8, kfd=1, dri=1)),
+    # A ROCm wheel on a GPU whose target it was not built for (Radeon 780M iGPU, gfx1103), beside a Ryzen AI NPU.
+    "rocm_missing_arch": (fake_torch(**ROCM_BUILD, gpus=[RADEON_780M]), dict(pci=[RADEON_PCI, XDNA_NPU_PCI], kfd=1)),
+    # The rocm/pytorch image started without --device=/dev/kfd --device=/dev/dri: /sys still shows the GPUs.
+    "container_no_kfd": (fake_torch(**ROCM_BUILD), dict(pci=[MI300X_PCI] * 8)),
+}  # fmt: skip
+
+
+def simulate(torch_fake, files) -> object:
+    """read_facts() on a fake torch and a fake file tree (deleted afterwards: read_facts reads eagerly)."""
+    with tempfile.TemporaryDirectory() as d:
+        return read_facts(torch_fake, str(make_root(Path(d), **files)), environ={})
+
+
+MACHINES = {name: simulate(t, files) for name, (t, files) in SPECS.items()}
 
 
 @pytest.fixture(params=sorted(MACHINES))

@@ -4,19 +4,31 @@ import pytest
 import torch
 
 from helpers import device as hd
-from tests.conftest import MACHINES
+from tests.conftest import MACHINES, MI250X
+from tests.fakes import (
+    H100_PCI,
+    MI250X_PCI,
+    MI300X_PCI,
+    NIC_PCI,
+    RADEON_PCI,
+    XDNA_NPU_PCI,
+    PciDevice,
+    fake_torch,
+    make_root,
+)
 
 # name -> (backend, arch, arch_supported, words that must appear in the warnings)
 EXPECTED = {
     "mi300x": ("rocm", "gfx942", True, []),
     "mi250x": ("rocm", "gfx90a", True, []),
     "rx7900xtx": ("rocm", "gfx1100", True, []),
+    "rx6900xt": ("rocm", "gfx1030", True, []),
     "h100": ("cuda", "sm_90", True, []),
     "cpu": ("cpu", None, None, []),
     "mps": ("mps", None, None, []),
     "cuda_wheel_on_amd": ("cpu", None, None, ["AMD GPU present", "no ROCm support"]),
     "rocm_missing_arch": ("rocm", "gfx1103", False, ["no kernels for gfx1103"]),
-    "container_no_kfd": ("cpu", None, None, ["/dev/kfd is missing", "--group-add render"]),
+    "container_no_kfd": ("cpu", None, None, ["/dev/kfd is missing", "--group-add $(stat -c %g /dev/kfd)"]),
 }
 
 
@@ -41,7 +53,7 @@ def test_detect(machine):
 def test_detect_details():
     info = hd.detect(MACHINES["mi300x"])
     assert info.count == 8 and info.memory_gb == 192.0 and info.name == "AMD Instinct MI300X"
-    assert info.hip_version and "HIP 6.4" in hd.describe(info) and "gfx942" in hd.describe(info)
+    assert info.hip_version and "HIP 7.14" in hd.describe(info) and "gfx942" in hd.describe(info)
     with pytest.raises(dataclasses.FrozenInstanceError):
         info.backend = "cuda"
 
@@ -102,14 +114,36 @@ def test_pick_device_index_out_of_range():
 
 
 def test_pci_vendors(tmp_path):
-    for i, (cls, vendor) in enumerate([("0x030000", "0x1002"), ("0x038000", "0x10de"), ("0x020000", "0x1002")]):
-        d = tmp_path / f"0000:0{i}:00.0"
-        d.mkdir()
-        (d / "class").write_text(cls + "\n")
-        (d / "vendor").write_text(vendor + "\n")
-    (tmp_path / "broken").mkdir()  # unreadable entries are skipped
-    assert hd.pci_gpu_vendors(str(tmp_path)) == ("AMD", "NVIDIA")
+    devs = [MI300X_PCI, MI250X_PCI, RADEON_PCI, H100_PCI, XDNA_NPU_PCI, NIC_PCI,
+            PciDevice("0x120000", "0x1002", "some_other_driver"),  # class 0x12, AMD, not a GPU driver
+            PciDevice("0x120000", "0x1002")]  # an MI300X whose driver is not loaded: still a GPU  # fmt: skip
+    root = make_root(tmp_path, pci=devs)
+    (root / "sys/bus/pci/devices/broken").mkdir()  # unreadable entries are skipped
+    assert hd.pci_gpu_vendors(str(root / "sys/bus/pci/devices")) == ("AMD", "AMD", "AMD", "NVIDIA", "AMD")
     assert hd.pci_gpu_vendors(str(tmp_path / "missing")) == ()
+
+
+def test_read_facts_through_fake_builds():
+    h100, mi300x = MACHINES["h100"], MACHINES["mi300x"]
+    # CUDA builds: gcnArchName holds the name; the target must come from the compute capability
+    assert h100.gpus[0].arch == "sm_90" and h100.gpus[0].name == "NVIDIA H100 80GB HBM3"
+    assert mi300x.gpus[0].arch == "gfx942:sramecc+:xnack-" and len(mi300x.gpus) == 8
+    assert mi300x.dev_kfd and mi300x.dev_dri and not MACHINES["container_no_kfd"].dev_kfd
+    assert mi300x.pci_gpu_vendors == ("AMD",) * 8  # class 0x1200, the NIC left out
+    assert MACHINES["cuda_wheel_on_amd"].pci_gpu_vendors == ("AMD",) * 8
+    assert MACHINES["rocm_missing_arch"].pci_gpu_vendors == ("AMD",)  # the NPU is not a GPU
+    assert MACHINES["cpu"].accelerator is None and MACHINES["mps"].accelerator == "mps"
+    assert MACHINES["cuda_wheel_on_amd"].accelerator is None  # built for CUDA, none usable
+    old = hd.read_facts(fake_torch("2.5.1+rocm6.2", hip="6.2.41133", gpus=[MI250X], accelerator=False),
+                        str(tmp_root()), environ={"HIP_VISIBLE_DEVICES": "0", "HOME": "/root"})  # fmt: skip
+    assert old.accelerator is None and old.cuda_available and old.env == {"HIP_VISIBLE_DEVICES": "0"}
+
+
+def tmp_root():
+    import tempfile
+    from pathlib import Path
+
+    return make_root(Path(tempfile.mkdtemp()))
 
 
 def test_this_machine():

@@ -50,7 +50,7 @@ REAL = [
     ("ModuleNotFoundError: No module named 'flash_attn'", "missing_extension"),
     ("ModuleNotFoundError: No module named 'apex'", "missing_extension"),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "missing_extension"),
-    ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx90a68.kdb", "miopen"),
+    ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx90a68.kdb", "miopen_kdb"),
     ("miopenStatusUnknownError", "miopen"),
     ("HSA_OVERRIDE_GFX_VERSION=10.3.0 set on gfx1100", "arch_not_supported"),
 ]
@@ -167,3 +167,20 @@ def test_install_in_ipython(capsys):
     ip.run_cell("raise RuntimeError('No HIP GPUs are available')")
     out = capsys.readouterr()
     assert "helpers.diagnose" in out.out + out.err and "device_permissions" in out.out + out.err
+
+
+def test_wrong_wheel_fix_never_pip_installs_torch_in_the_image():
+    from helpers.device import ROCM_WHEEL_INDEX
+
+    fix = diagnose("AssertionError: Torch not compiled with CUDA enabled").fix
+    container = next(f for f in fix if "rocm/pytorch container" in f)
+    assert "never `pip install torch`" in container and "--index-url" not in container
+    assert any(ROCM_WHEEL_INDEX in f and "bare metal" in f.lower() for f in fix)
+    assert "rocm6.4" not in " ".join(fix)
+
+
+def test_miopen_kdb_warning_is_a_missing_package_not_a_find_mode():
+    d = diagnose(
+        "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx942304.kdb Performance may degrade"
+    )
+    assert d.category == "miopen_kdb" and "kdb" in d.fix[0] and "FIND_MODE" not in " ".join(d.fix)

@@ -44,6 +44,7 @@ EXPECTED = {
     },
     "mi250x": {"torch build": "PASS", "GPU target in this build": "PASS"},
     "rx7900xtx": {"torch build": "PASS", "GPU target in this build": "PASS"},
+    "rx6900xt": {"torch build": "PASS", "GPU target in this build": "PASS"},
     "h100": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP", "render/video groups": "SKIP"},
     "cpu": {"torch build": "WARN", "GPU target in this build": "SKIP", "free GPU memory": "SKIP"},
     "mps": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP"},
@@ -119,7 +120,10 @@ def test_small_shm_low_memory_old_versions():
         )["torchvision"]
         == "FAIL"
     )
-    assert verdicts(machine("cpu", numpy_error="A module compiled with NumPy 1.x"))["numpy"] == "FAIL"
+    numpy = {c.name: c for c in run_checks(machine("cpu", numpy_error="A module compiled with NumPy 1.x"))}["numpy"]
+    assert numpy.status == "FAIL" and "numpy 1.x and 2.x" in numpy.fix and not numpy.fix.startswith("pip install")
+    assert verdicts(machine("cpu", python=(3, 10, 12)))["Python"] == "WARN"  # the pins need >= 3.11
+    assert verdicts(machine("cpu", python=(3, 11, 7)))["Python"] == "PASS"
 
 
 def test_this_machine_cli():

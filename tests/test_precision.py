@@ -22,15 +22,29 @@ def test_probe_excludes_a_dtype_whose_op_raises():
     assert works == {torch.float32: True, torch.bfloat16: True, torch.float16: False}
 
 
-@pytest.mark.parametrize("name", ["mi300x", "mi250x", "rx7900xtx", "h100"])
-def test_simulated_gpus_pick_bf16(name):
-    backend = detect(MACHINES[name]).backend
-    dtype, why = hp.recommend_amp_dtype(backend, {torch.bfloat16: True, torch.float16: True}, cuda_major=9)
-    assert dtype == torch.bfloat16 and "no GradScaler" in why
+@pytest.mark.parametrize(
+    "name, want",
+    [("mi300x", torch.bfloat16), ("mi250x", torch.bfloat16), ("rx7900xtx", torch.bfloat16), ("h100", torch.bfloat16),
+     ("rx6900xt", torch.float16)],  # RDNA2 (gfx1030): no bf16 matrix instructions
+)  # fmt: skip
+def test_simulated_gpus(name, want):
+    info = detect(MACHINES[name])
+    dtype, why = hp.recommend_amp_dtype(info.backend, {torch.bfloat16: True, torch.float16: True}, arch=info.arch)
+    assert dtype == want and ("no GradScaler" in why if want == torch.bfloat16 else "gfx1030" in why)
+
+
+@pytest.mark.parametrize(
+    "arch, fast",
+    [("sm_70", False), ("sm_75", False), ("sm_80", True), ("sm_90", True), ("sm_120", True), ("gfx906", False),
+     ("gfx908", True), ("gfx942", True), ("gfx950", True), ("gfx1030", False), ("gfx1100", True), ("gfx1201", True),
+     (None, False)],
+)  # fmt: skip
+def test_bf16_matrix_units(arch, fast):
+    assert hp.has_bf16_matrix_units(arch) is fast
 
 
 def test_old_nvidia_gpu_gets_fp16_with_scaler():
-    dtype, why = hp.recommend_amp_dtype("cuda", {torch.bfloat16: True, torch.float16: True}, cuda_major=7)
+    dtype, why = hp.recommend_amp_dtype("cuda", {torch.bfloat16: True, torch.float16: True}, arch="sm_75")
     assert dtype == torch.float16 and "GradScaler" in why
 
 
