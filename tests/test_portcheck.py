@@ -128,3 +128,9 @@ def test_garbage_python_never_crashes(data):
 def test_garbage_cpp_never_crashes(text):
     for f in scan_cpp("g.cu", text):
         assert f.rule in RULES
+
+
+def test_pc101_fix_falls_back_for_real():
+    # current_accelerator() alone returns the build's accelerator even when none is usable (check_available=False)
+    fix = RULES["PC101"].fix
+    assert "check_available=True" in fix or "is_available()" in fix
