@@ -48,7 +48,7 @@ def test_ddp_script_two_cpu_ranks(tmp_path):
         ["--model", "mlp", "--epochs", "2", "--checkpoint", ckpt],
         nproc=2,
         timeout=300,
-        env={"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""},
+        env={"CUDA_VISIBLE_DEVICES": "-1", "HIP_VISIBLE_DEVICES": "-1"},  # hides GPUs on every stack
     )
     assert r.returncode == 0, r.output
     for rank in (0, 1):
@@ -68,7 +68,7 @@ def test_wrong_backend_fails_clearly_and_leaves_no_process(tmp_path):
         ["--model", "mlp", "--backend", "rccl", "--checkpoint", tmp_path / marker],
         nproc=2,
         timeout=300,
-        env={"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": ""},
+        env={"CUDA_VISIBLE_DEVICES": "-1", "HIP_VISIBLE_DEVICES": "-1"},  # hides GPUs on every stack
     )
     assert r.returncode != 0 and 'no "rccl" backend' in r.output
     assert running_with(marker) == []
