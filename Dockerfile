@@ -1,26 +1,30 @@
 # The workshop image: JupyterLab and the course on AMD GPUs, with the base image's own ROCm build of PyTorch.
 #   make docker-build && make docker-lab      (README: "Run the workshop on an AMD GPU")
-# A newer base is a one-line change (or: docker build --build-arg BASE_IMAGE=rocm/pytorch:<full tag> .).
-ARG BASE_IMAGE=rocm/pytorch:rocm6.4.1_ubuntu24.04_py3.12_pytorch_release_2.7.1
+# The newest rocm/pytorch release found (ROCm 10.1, PyTorch 2.14, released 2026-10). Another base is a one-line change
+# (or: docker build --build-arg BASE_IMAGE=rocm/pytorch:<full tag> .); the lessons support PyTorch 2.5 and newer.
+ARG BASE_IMAGE=rocm/pytorch:rocm10.1.0_ubuntu24.04_py3.12_pytorch_release_2.14.0
 FROM ${BASE_IMAGE}
 
 ARG COURSE_USER=ubuntu
 ARG USER_UID=1000
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # COURSE_SYSTEM_PYTHON=1 tells the Makefile to use this image's python3 and its ROCm torch: no .venv, no torch install.
+# PIP_BREAK_SYSTEM_PACKAGES: bases whose torch lives in the system Python (ROCm 10.x images) carry Ubuntu's
+# "externally managed" marker; the image is that Python's only user, and the constraints keep its torch.
 ENV COURSE_SYSTEM_PYTHON=1 \
+    PIP_BREAK_SYSTEM_PACKAGES=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONUNBUFFERED=1 \
     LAB_IP=0.0.0.0 \
     LAB_PORT=8888
 
-# Ubuntu 24.04 images already have the UID 1000 user "ubuntu"; older bases get it created.
-RUN if ! id -u "${COURSE_USER}" >/dev/null 2>&1; then useradd --create-home --uid "${USER_UID}" "${COURSE_USER}"; fi
-
 WORKDIR /workspace/course
+COPY tools/image_user.py tools/pin_image_torch.py tools/
+# The course user, whatever the base holds: "ubuntu" (UID 1000) in Ubuntu 24.04 bases, "jenkins" at UID 1000 in images
+# built by PyTorch's CI scripts (where "ubuntu" is gone), or nobody (tools/image_user.py says which and why).
+RUN python3 tools/image_user.py --uid "${USER_UID}" "${COURSE_USER}"
 COPY requirements.txt pyproject.toml README.md ./
 COPY helpers/ helpers/
-COPY tools/pin_image_torch.py tools/
 
 # The tooling, never a PyPI torch: a constraints file pins torch & co. to the versions already in the image,
 # so no dependency can pull a CUDA build of torch over the ROCm one. The last step fails the build if it did.

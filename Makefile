@@ -21,9 +21,14 @@ ENV_STAMP := $(VENV)/.stamp
 endif
 
 IMAGE ?= rocm-porting-course
-# The flags ROCm containers need (ROCm docs, "Running ROCm Docker containers"): the GPU device files, the groups
-# that own them (render is required on current Ubuntu), and shared memory for DataLoader workers.
-DOCKER_GPU_FLAGS := --device=/dev/kfd --device=/dev/dri --group-add video --group-add render --ipc=host --shm-size 8G
+# The flags ROCm containers need (ROCm docs, "Running ROCm Docker containers"): the GPU device files; the groups that
+# own them, by the host's numeric GID (a group *name* such as render may not exist in the image, or have another GID
+# there); and shared memory for DataLoader workers. --shm-size sizes the container's own /dev/shm; --ipc=host would
+# share the host's instead (and make --shm-size moot): a private one keeps workshop containers apart.
+DOCKER_GPU_FLAGS := --device=/dev/kfd --device=/dev/dri --group-add $$(stat -c %g /dev/kfd) \
+	--group-add $$(stat -c %g /dev/dri/renderD128) --shm-size 8G
+# make docker-run writes into the mounted build/: run as the host's user, so the files are the host user's own.
+DOCKER_AS_ME := --user $$(id -u):$$(id -g) -e HOME=/tmp -e USER=course
 
 .PHONY: help run lab test lint hygiene unit nbval doctor gpu-check clean docker-build docker-lab docker-test docker-run
 
@@ -83,4 +88,4 @@ docker-test:
 
 docker-run:
 	mkdir -p build
-	docker run --rm $(DOCKER_GPU_FLAGS) -v "$$PWD/build:/workspace/course/build" $(IMAGE) make run
+	docker run --rm $(DOCKER_GPU_FLAGS) $(DOCKER_AS_ME) -v "$$PWD/build:/workspace/course/build" $(IMAGE) make run

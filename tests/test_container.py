@@ -35,6 +35,8 @@ def dockerfile_problems(text: str) -> list[str]:
         problems.append(f"base image {base!r} is not an official rocm/pytorch image pinned by its full tag")
     elif (int(m.group(1)), int(m.group(2))) < (6, 4):
         problems.append(f"base image {base!r} has ROCm < 6.4")
+    if re.search(r"useradd[^\n]*--uid", text):
+        problems.append("useradd with a fixed UID: it fails where UID 1000 is taken (jenkins in PyTorch CI images)")
     if not re.search(r"^ARG\s+BASE_IMAGE=", text, re.M):
         problems.append("the base tag is not a build ARG")
     runs = " ".join(re.findall(r"^RUN\s+((?:.*\\\n)*.*)", text, re.M))
@@ -65,8 +67,13 @@ def test_dockerfile_follows_the_rules():
 @pytest.mark.parametrize(
     "old, new, words",
     [
-        ("rocm6.4.1_ubuntu24.04_py3.12_pytorch_release_2.7.1", "latest", "full tag"),
-        ("rocm6.4.1_ubuntu24.04", "rocm6.2_ubuntu24.04", "ROCm < 6.4"),
+        ("rocm10.1.0_ubuntu24.04_py3.12_pytorch_release_2.14.0", "latest", "full tag"),
+        ("rocm10.1.0_ubuntu24.04", "rocm6.2_ubuntu24.04", "ROCm < 6.4"),
+        (
+            'RUN python3 tools/image_user.py --uid "${USER_UID}" "${COURSE_USER}"',
+            "RUN id -u ubuntu || useradd --create-home --uid 1000 ubuntu",
+            "fixed UID",
+        ),
         ("-r requirements.txt -c /tmp/constraints.txt", "-r requirements.txt torch", "installs torch"),
         ("-r requirements.txt -c /tmp/constraints.txt", "-r requirements.txt", "constraints"),
         ("USER ${COURSE_USER}", "USER root", "non-root"),
@@ -94,11 +101,14 @@ def test_requirements_keep_torch_out_of_the_tooling():
 def test_environment_yml_uses_the_same_pins():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     deps = env["dependencies"]
-    assert any(re.fullmatch(r"python=3\.1[0-2]", str(d)) for d in deps), "pinned Python 3.10-3.12"
+    assert any(re.fullmatch(r"python=3\.1[12]", str(d)) for d in deps), "pinned Python 3.11-3.12"
     pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
     assert "-r requirements.txt" in pip and "-r requirements-torch.txt" in pip and "-e ." in pip
     text = (ROOT / "environment.yml").read_text()
-    assert "--index-url https://download.pytorch.org/whl/rocm6.4" in text  # the commented ROCm variant
+    from helpers.device import ROCM_WHEEL_INDEX
+
+    assert f"--index-url {ROCM_WHEEL_INDEX}" in text  # the commented ROCm variant, the index of the pinned torch
+    assert ROCM_WHEEL_INDEX in (ROOT / "requirements-torch.txt").read_text() and "rocm6.4" not in text
 
 
 def test_lab_script_refuses_an_empty_token():
@@ -136,3 +146,25 @@ def test_pin_image_torch_pins_the_installed_torch():
         [sys.executable, str(ROOT / "tools" / "pin_image_torch.py")], capture_output=True, text=True, check=True
     ).stdout.split()
     assert f"torch=={metadata.version('torch')}" in out
+
+
+def test_pin_image_torch_fails_in_a_python_without_torch():
+    import sys
+
+    r = subprocess.run(
+        [sys.executable, "-S", str(ROOT / "tools" / "pin_image_torch.py")], capture_output=True, text=True
+    )
+    assert r.returncode == 1 and "has no torch" in r.stderr and r.stdout == ""
+
+
+def test_docker_flags_use_numeric_gids_and_one_shm_setting():
+    from helpers.device import DOCKER_GPU_FLAGS
+
+    run = subprocess.run(["make", "-n", "-s", "docker-lab"], cwd=ROOT, capture_output=True, text=True, check=True,
+                         env={"PATH": "/usr/bin:/bin", "COURSE_SYSTEM_PYTHON": "1"}).stdout  # fmt: skip
+    assert DOCKER_GPU_FLAGS in run, "the doctor's advice and make docker-lab agree"
+    assert "--group-add $(stat -c %g /dev/kfd)" in run and not re.search(r"--group-add (video|render)\b", run)
+    assert ("--ipc=host" in run) != ("--shm-size" in run), "--shm-size does nothing next to --ipc=host"
+    as_me = subprocess.run(["make", "-n", "-s", "docker-run"], cwd=ROOT, capture_output=True, text=True, check=True,
+                           env={"PATH": "/usr/bin:/bin", "COURSE_SYSTEM_PYTHON": "1"}).stdout  # fmt: skip
+    assert "--user $(id -u):$(id -g)" in as_me, "build/ is written by the host's own user"
