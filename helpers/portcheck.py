@@ -82,7 +82,8 @@ CUDA_ONLY_PACKAGES = {
     "bitsandbytes": "bitsandbytes supports ROCm in recent releases: install a ROCm-enabled build",
     "flash_attn": "the ROCm flash-attention build (github.com/ROCm/flash-attention) or F.scaled_dot_product_attention",
     "xformers": "xformers has ROCm builds; or torch.nn.functional.scaled_dot_product_attention",
-    "cupy": "CuPy's ROCm builds (cupy-rocm-*), or torch tensors",
+    "cupy": "CuPy's ROCm support is experimental: AMD's amd-cupy wheels (pypi.amd.com) or a source build with "
+    "CUPY_INSTALL_USE_HIP=1 (PyPI's cupy-rocm-* wheels stop at 13.3); or torch tensors",
     "pycuda": "no ROCm version: use torch.utils.cpp_extension or HIP Python",
     "tensorrt": "MIGraphX (or torch.compile / ONNX Runtime with the MIGraphX provider)",
     "pynvml": "amdsmi (the amd-smi Python API), or torch.cuda.mem_get_info()",
