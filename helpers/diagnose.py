@@ -21,10 +21,8 @@ import sys
 import traceback
 from dataclasses import asdict, dataclass, field
 
-from helpers.device import (
-    DOCKER_GPU_FLAGS,
-    ROCM_WHEEL_INDEX,
-)  # a constant: helpers.device imports torch only inside its functions
+# Two strings; helpers.device imports torch only inside its functions, so this module stays torch-free.
+from helpers.device import DOCKER_GPU_FLAGS, ROCM_WHEEL_INDEX
 
 HIP_DOCS = "https://pytorch.org/docs/stable/notes/hip.html"
 ROCM_INSTALL = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html"

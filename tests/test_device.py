@@ -123,7 +123,7 @@ def test_pci_vendors(tmp_path):
     assert hd.pci_gpu_vendors(str(tmp_path / "missing")) == ()
 
 
-def test_read_facts_through_fake_builds():
+def test_read_facts_through_fake_builds(tmp_path):
     h100, mi300x = MACHINES["h100"], MACHINES["mi300x"]
     # CUDA builds: gcnArchName holds the name; the target must come from the compute capability
     assert h100.gpus[0].arch == "sm_90" and h100.gpus[0].name == "NVIDIA H100 80GB HBM3"
@@ -135,15 +135,8 @@ def test_read_facts_through_fake_builds():
     assert MACHINES["cpu"].accelerator is None and MACHINES["mps"].accelerator == "mps"
     assert MACHINES["cuda_wheel_on_amd"].accelerator is None  # built for CUDA, none usable
     old = hd.read_facts(fake_torch("2.5.1+rocm6.2", hip="6.2.41133", gpus=[MI250X], accelerator=False),
-                        str(tmp_root()), environ={"HIP_VISIBLE_DEVICES": "0", "HOME": "/root"})  # fmt: skip
+                        str(make_root(tmp_path)), environ={"HIP_VISIBLE_DEVICES": "0", "HOME": "/root"})  # fmt: skip
     assert old.accelerator is None and old.cuda_available and old.env == {"HIP_VISIBLE_DEVICES": "0"}
-
-
-def tmp_root():
-    import tempfile
-    from pathlib import Path
-
-    return make_root(Path(tempfile.mkdtemp()))
 
 
 def test_this_machine():

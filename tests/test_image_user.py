@@ -36,6 +36,11 @@ def test_each_layout_gets_a_user_without_a_clash(layout):
     assert not any("jenkins" in c for cmd in commands for c in cmd), "never reuses the sudo-capable account"
 
 
+def test_a_leftover_group_of_the_same_name_is_reused():
+    commands = plan("ubuntu", BASE_PASSWD + JENKINS.format(uid=1000), BASE_GROUP + "ubuntu:x:1000:\n")
+    assert commands[0] == ["useradd", "--create-home", "--shell", "/bin/bash", "--gid", "ubuntu", "ubuntu"]
+
+
 def test_render_group_joined_when_the_image_has_one():
     assert plan("ubuntu", UBUNTU_2404, "video:x:44:\nrender:x:992:\n") == [["usermod", "-aG", "video,render", "ubuntu"]]
     assert plan("ubuntu", UBUNTU_2404, "root:x:0:\n") == []

@@ -31,8 +31,10 @@ def plan(name: str, passwd: str, group: str, uid: int = 1000) -> list[list[str]]
     commands = []
     if name not in users:
         taken = {f[2] for f in users.values()}
-        commands.append(["useradd", "--create-home", "--shell", "/bin/bash"]
-                        + ([] if str(uid) in taken else ["--uid", str(uid)]) + [name])  # fmt: skip
+        cmd = ["useradd", "--create-home", "--shell", "/bin/bash"] + ([] if str(uid) in taken else ["--uid", str(uid)])
+        if name in groups:  # a group left behind by a deleted user: useradd refuses to create it again
+            cmd += ["--gid", name]
+        commands.append(cmd + [name])
     extra = [g for g in ("video", "render") if g in groups]
     if extra:
         commands.append(["usermod", "-aG", ",".join(extra), name])
