@@ -179,19 +179,53 @@ RULES = (
         "https://rocm.docs.amd.com/en/latest/reference/precision-support.html",
     ),
     Rule(
+        "attention_kernel",
+        (
+            r"No available kernel\. Aborting execution",
+            r"No viable backend for scaled_dot_product_attention",
+            r"(Flash|Mem Efficient) attention was not compiled for current AMD GPU architecture",
+            r"attention on Current AMD GPU is still experimental",
+            r"Torch was not compiled with (flash|memory efficient) attention",
+            r"FlashAttention only supports Ampere GPUs or newer",
+            r"(FlashAttention|CK)( forward| backward)? only supports head dimension at most",
+            r"No operator found for `memory_efficient_attention_(forward|backward)`",
+            r"xFormers wasn't build with CUDA support",
+        ),
+        "An attention kernel refused this GPU, dtype or shape",
+        "Fused attention kernels (flash-attn, xformers, SDPA's flash and memory-efficient backends) exist only for "
+        "some GPU architectures, dtypes (fp16/bf16) and head sizes. On ROCm, PyTorch's come from AOTriton, built "
+        "for a list of gfx targets; flash-attn and xformers need their ROCm builds.",
+        (
+            "Call torch.nn.functional.scaled_dot_product_attention without forcing a backend: it picks one that runs "
+            "here, down to the math kernel (lesson 08)",
+            "Check q, k, v: (B, H, S, D) for SDPA, one dtype (fp16/bf16 for the fused kernels), head dim <= 256",
+            "GPUs PyTorch marks experimental (torch 2.14: gfx1101, gfx1102, gfx1150, gfx1151, gfx1200): "
+            "export TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1",
+        ),
+        "https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html",
+    ),
+    Rule(
         "missing_extension",
         (
             r"No module named '(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",
+            r"No module named '(flash_attn_2_cuda|fused_layer_norm_cuda|amp_C|fused_adam_cuda)'",
+            r"requires cuda extensions",
             r"no kernel image is available",
             r"CUDA_HOME environment variable is not set",
             r"nvcc(: not found| not found|: command not found)",
             r"undefined symbol: .*cuda",
+            r"(CUDA|ROCm) Setup failed despite",
+            r"libbitsandbytes_\w+\.so",
+            r"bitsandbytes was compiled without GPU support",
+            r"bitsandbytes native library functionality",
+            r"NVML Shared Library Not Found",
         ),
         "A CUDA-only extension or kernel is missing on this machine",
         "The package or kernel was built for NVIDIA GPUs only (or for other GPU targets).",
         (
-            "Use the ROCm build of the package where one exists (apex, bitsandbytes, flash-attention, xformers)",
-            "or PyTorch's own equivalent: torch.nn.functional.scaled_dot_product_attention, torch.optim fused=True",
+            "PyTorch's own equivalent: F.scaled_dot_product_attention (flash-attn, xformers), torch.amp (apex.amp), "
+            "torch.optim.AdamW(fused=True) (FusedAdam), nn.LayerNorm/nn.RMSNorm; amdsmi for pynvml (lesson 08)",
+            "or the ROCm build of the package (flash-attention, bitsandbytes >= 0.49, xformers, ROCm/apex)",
             "Rebuild your own .cu extensions with torch.utils.cpp_extension: it hipifies them on ROCm (lesson 05)",
         ),
         "https://pytorch.org/docs/stable/cpp_extension.html",

@@ -64,6 +64,20 @@ RULES = {
         Rule("PC112", "warning", "nvidia-smi / pynvml exist only on NVIDIA machines",
              "torch.cuda.mem_get_info() / torch.cuda APIs, or amd-smi (rocm-smi) on AMD"),
         Rule("PC113", "warning", "CUDA-only package", "see the message for its ROCm option"),
+        Rule("PC301", "error", "flash-attn is a CUDA extension: it imports only where a build for this GPU exists",
+             "F.scaled_dot_product_attention on (B, H, S, D): transpose flash-attn's (B, S, H, D) in and out "
+             "(lesson 08)"),
+        Rule("PC302", "error", "xformers ops need an xformers build for this GPU",
+             "F.scaled_dot_product_attention(attn_mask=bias) on (B, H, S, D), transposed from xformers' (B, M, H, K) "
+             "(lesson 08)"),
+        Rule("PC303", "error", "NVIDIA apex: CUDA extensions (and apex.amp, removed from apex in 2025)",
+             "torch.amp, torch.optim.AdamW(fused=True), nn.LayerNorm / nn.RMSNorm, torch DDP (lesson 08)"),
+        Rule("PC304", "error", "bitsandbytes needs a build for this GPU (ROCm is a separate build)",
+             "torch.optim.AdamW (4x the optimizer-state memory), or a ROCm build of bitsandbytes (lesson 08)"),
+        Rule("PC305", "error", "NVIDIA-only code in a Triton kernel",
+             "plain tl operations; triton.language.extra.libdevice picks the CUDA or HIP library (lesson 08)"),
+        Rule("PC306", "warning", "warp size 32 hard-coded next to Triton code: CDNA wavefronts have 64 lanes",
+             "triton.runtime.driver.active.get_current_target().warp_size"),
         Rule("PC201", "error", "warp size of 32 hard-coded: AMD CDNA wavefronts have 64 lanes",
              "use warpSize (device code) or at::cuda::warp_size() (host code)"),
         Rule("PC202", "error", "32-bit lane mask: AMD wavefronts have 64 lanes",
@@ -77,11 +91,36 @@ RULES = {
     )
 }  # fmt: skip
 
+# CUDA-only dependencies with a portable PyTorch replacement: package -> (rule, {symbol: replacement}).
+DEPENDENCIES = {
+    "flash_attn": ("PC301", {
+        "flash_attn_func": "F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), "
+        "dropout_p=p if training else 0.0, is_causal=causal, scale=softmax_scale).transpose(1, 2)",
+        "flash_attn_qkvpacked_func": "q, k, v = qkv.unbind(dim=2), then as flash_attn_func",
+        "flash_attn_varlen_func": "pad to (B, H, S, D) with a key-padding attn_mask, then SDPA",
+    }),
+    "xformers": ("PC302", {
+        "memory_efficient_attention": "F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), "
+        "v.transpose(1, 2), attn_mask=bias).transpose(1, 2)",
+        "LowerTriangularMask": "is_causal=True",
+    }),
+    "apex": ("PC303", {
+        "initialize": "torch.autocast(device.type, dtype=...) around the forward pass",
+        "scale_loss": "scaler = torch.amp.GradScaler(device.type); scaler.scale(loss).backward()",
+        "FusedAdam": "torch.optim.AdamW(params, fused=True) (torch.optim.Adam for adam_w_mode=False)",
+        "FusedLayerNorm": "torch.nn.LayerNorm",
+        "FusedRMSNorm": "torch.nn.RMSNorm (torch >= 2.4)",
+        "DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
+    }),
+    "bitsandbytes": ("PC304", {
+        "Adam8bit": "torch.optim.AdamW, or the ROCm build of bitsandbytes to keep 8-bit states",
+        "AdamW8bit": "torch.optim.AdamW, or the ROCm build of bitsandbytes to keep 8-bit states",
+        "PagedAdamW8bit": "torch.optim.AdamW, or the ROCm build of bitsandbytes to keep 8-bit states",
+        "Linear8bitLt": "the ROCm build of bitsandbytes, or nn.Linear in bf16",
+        "Linear4bit": "the ROCm build of bitsandbytes, or nn.Linear in bf16",
+    }),
+}  # fmt: skip
 CUDA_ONLY_PACKAGES = {
-    "apex": "ROCm build of apex (github.com/ROCm/apex), or torch.amp / torch.optim fused=True",
-    "bitsandbytes": "bitsandbytes supports ROCm in recent releases: install a ROCm-enabled build",
-    "flash_attn": "the ROCm flash-attention build (github.com/ROCm/flash-attention) or F.scaled_dot_product_attention",
-    "xformers": "xformers has ROCm builds; or torch.nn.functional.scaled_dot_product_attention",
     "cupy": "CuPy's ROCm support is experimental: AMD's amd-cupy wheels (pypi.amd.com) or a source build with "
     "CUPY_INSTALL_USE_HIP=1 (PyPI's cupy-rocm-* wheels stop at 13.3); or torch tensors",
     "pycuda": "no ROCm version: use torch.utils.cpp_extension or HIP Python",
@@ -141,6 +180,18 @@ def _is_cuda_str(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"cuda(:\d+)?", node.value)
 
 
+def _modules(node) -> list[str]:
+    """The modules an import statement names ("flash_attn", "xformers.ops", ...)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    return [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    names = {_dotted(t) for t in (handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type])}
+    return handler.type is None or bool(names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
 class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
@@ -150,6 +201,25 @@ class _PyScan:
             for n in ast.walk(tree)
             if isinstance(n, (ast.If, ast.IfExp, ast.While)) and GUARD.search(ast.unparse(n.test))
         ]
+        self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
+        self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                self.aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                                     for a in n.names})  # fmt: skip
+            elif isinstance(n, ast.ImportFrom) and n.module:
+                self.aliases.update({a.asname or a.name: f"{n.module}.{a.name}" for a in n.names})
+            elif isinstance(n, ast.Try) and any(_catches_import_error(h) for h in n.handlers):
+                self.optional |= {m.split(".")[0] for stmt in n.body for m in _modules(stmt)}
+            elif isinstance(n, ast.If) and "find_spec" in ast.unparse(n.test):
+                self.optional |= {m.split(".")[0] for sub in ast.walk(n) for m in _modules(sub)}
+        self.triton = any(m.split(".")[0] == "triton" for n in ast.walk(tree) for m in _modules(n))
+
+    def expand(self, name: str) -> str:
+        """A dotted name with its import alias resolved: xops.memory_efficient_attention -> xformers.ops.(same)."""
+        first, _, rest = name.partition(".")
+        full = self.aliases.get(first, first)
+        return f"{full}.{rest}" if rest else full
 
     def add(self, node, rule, extra=""):
         self.found.append((node.lineno, node.col_offset + 1, rule, extra))
@@ -178,6 +248,13 @@ class _PyScan:
                     isinstance(node.value, ast.Constant) and node.value.value is True
                 ):
                     self.add(node, "PC108")
+                if self.triton and isinstance(node.value, ast.Constant) and node.value.value == 32:
+                    if any(re.search("warp", _dotted(t), re.I) for t in node.targets):
+                        self.add(node, "PC306", f": {ast.unparse(node)[:60]}")
+            elif isinstance(node, ast.BinOp) and self.triton and isinstance(node.op, ast.Mult):
+                sides = {ast.unparse(node.left), ast.unparse(node.right)}
+                if "32" in sides and any("num_warps" in x for x in sides):
+                    self.add(node, "PC306", f": {ast.unparse(node)[:60]} threads")
             elif isinstance(node, ast.Compare):
                 operands = [node.left, *node.comparators]
                 if any("get_device_capability" in _dotted(getattr(o, "value", o)) for o in operands):
@@ -207,6 +284,12 @@ class _PyScan:
                 self.add(k.value, "PC101", f": device={k.value.value!r}")
         if name == "torch.load" and len(node.args) < 2 and not any(k.arg == "map_location" for k in node.keywords):
             self.add(node, "PC104")
+        full = self.expand(name)
+        top, last = full.split(".")[0], full.split(".")[-1]
+        if top in DEPENDENCIES and top not in self.optional and last in DEPENDENCIES[top][1]:
+            self.add(node, DEPENDENCIES[top][0], f": {full}(...) -> {DEPENDENCIES[top][1][last]}")
+        if self.triton and last == "inline_asm_elementwise":
+            self.add(node, "PC305", ": inline assembly (PTX) in a Triton kernel does not compile for AMD GPUs")
         for arg in node.args[:1]:  # a command run: os.system("nvidia-smi -L"), subprocess.run(["nvidia-smi", ...])
             cmd = arg.elts[0] if isinstance(arg, (ast.List, ast.Tuple)) and arg.elts else arg
             if isinstance(cmd, ast.Constant) and str(cmd.value).split(" ", 1)[0] == "nvidia-smi":
@@ -220,6 +303,8 @@ class _PyScan:
 
     def attribute(self, node):
         name = _dotted(node)
+        if self.triton and self.expand(name).endswith("language.extra.cuda"):
+            self.add(node, "PC305", f": {name} is the NVIDIA backend's libdevice")
         if name in ("torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"):
             self.add(node, "PC102", f": {name}")
         elif name == "torch.cuda.is_bf16_supported":
@@ -244,8 +329,14 @@ class _PyScan:
             self.add(node, "PC102", ": from torch.cuda.amp import ...")
         for m in mods:
             top = m.split(".")[0]
-            if top in CUDA_ONLY_PACKAGES:
+            if top in self.optional:
+                continue  # an optional import with a fallback: fine on every machine
+            if top in DEPENDENCIES:
+                self.add(node, DEPENDENCIES[top][0], f": import {m}")
+            elif top in CUDA_ONLY_PACKAGES:
                 self.add(node, "PC112" if top == "pynvml" else "PC113", f": {top} -> {CUDA_ONLY_PACKAGES[top]}")
+            elif m.startswith("triton.language.extra.cuda"):
+                self.add(node, "PC305", f": {m} is the NVIDIA backend's libdevice")
 
     def string(self, node):
         v = node.value

@@ -19,8 +19,8 @@ MIME = "application/vnd.rocm-course.metric+json"
 BETTER = (None, "higher", "lower")  # which way is an improvement; None: neither (e.g. a count)
 
 
-def record(name: str, value: float, unit: str = "", better: str | None = None) -> dict:
-    """Show `name = value unit` in the notebook and tag it for `make run`; returns what was recorded."""
+def record(name: str, value: float, unit: str = "", better: str | None = None) -> None:
+    """Show `name = value unit` in the notebook and tag it for `make run`."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a metric needs a non-empty name, got {name!r}")
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
@@ -38,7 +38,6 @@ def record(name: str, value: float, unit: str = "", better: str | None = None) -
         display({MIME: data, "text/plain": text}, raw=True)
     else:
         print(text)
-    return data
 
 
 def collect(notebook: dict) -> dict[str, dict]:

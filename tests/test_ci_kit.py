@@ -1,5 +1,6 @@
 """The CI kit fits together: the workflows name files that exist, and docker-run passes the profile into the image."""
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -46,11 +47,17 @@ def test_the_gpu_job_never_runs_pull_requests_from_forks():
     assert "amd-gpu" in labels
 
 
+def make_dry_run(*args) -> str:
+    """The `docker run` line that `make -n` prints (no make variables inherited from a `make test` around us)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    r = subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60, env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return next(line for line in r.stdout.splitlines() if line.startswith("docker run"))
+
+
 def test_docker_run_mounts_and_passes_the_profile():
-    r = subprocess.run(["make", "-n", "docker-run", "PARAMS=params/full.yaml"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=60)  # fmt: skip
-    cmd = r.stdout
-    assert r.returncode == 0 and '-v "$PWD/params:/workspace/course/params:ro"' in cmd, cmd
+    cmd = make_dry_run("docker-run", "PARAMS=params/full.yaml")
+    assert '-v "$PWD/params:/workspace/course/params:ro"' in cmd, cmd
     assert cmd.rstrip().endswith("make run PARAMS=params/full.yaml"), cmd
-    plain = subprocess.run(["make", "-n", "docker-run"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
-    assert plain.rstrip().endswith("make run"), plain
+    assert make_dry_run("docker-run").rstrip().endswith("make run")

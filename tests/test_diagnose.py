@@ -53,6 +53,56 @@ REAL = [
     ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx90a68.kdb", "miopen_kdb"),
     ("miopenStatusUnknownError", "miopen"),
     ("HSA_OVERRIDE_GFX_VERSION=10.3.0 set on gfx1100", "arch_not_supported"),
+    # Lesson 08's dependencies, as printed (sources: flash-attn csrc/flash_attn/flash_api.cpp, Dao-AILab/flash-attention
+    # issues 933 and 966, PyTorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, ROCm/TheRock#1364, xformers
+    # ops/fmha/dispatch.py and common.py, NVIDIA/apex#1593 and apex/optimizers/fused_adam.py, bitsandbytes#828,
+    # #232 and #1508, gpustat#90).
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "attention_kernel"),
+    ("RuntimeError: FlashAttention forward only supports head dimension at most 256", "attention_kernel"),
+    ("RuntimeError: CK only supports head dimension at most 256", "attention_kernel"),
+    ("RuntimeError: No available kernel. Aborting execution.", "attention_kernel"),
+    (
+        "RuntimeError: No viable backend for scaled_dot_product_attention was found. This is likely due to turning "
+        "off both the math kernel and the fused kernels.",  # torch 2.14 on a CPU, sdpa_kernel(EFFICIENT_ATTENTION)
+        "attention_kernel",
+    ),
+    (
+        "UserWarning: Flash attention was not compiled for current AMD GPU architecture. Attempting to run on "
+        "architecture gfx1151 (Triggered internally at /pytorch/aten/src/ATen/native/transformers/hip/sdp_utils.cpp)",
+        "attention_kernel",
+    ),
+    (
+        "Flash Efficient attention on Current AMD GPU is still experimental. Enable it with "
+        "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1.",
+        "attention_kernel",
+    ),
+    ("UserWarning: Torch was not compiled with flash attention.", "attention_kernel"),
+    (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "     query       : shape=(1, 4096, 1, 512) (torch.float32)\n"
+        "`cutlassF` is not supported because:\n    xFormers wasn't build with CUDA support",
+        "attention_kernel",
+    ),
+    ("ModuleNotFoundError: No module named 'flash_attn_2_cuda'", "missing_extension"),
+    (
+        "ImportError: /usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104cuda9SetDeviceEi",
+        "missing_extension",
+    ),
+    ("ModuleNotFoundError: No module named 'fused_layer_norm_cuda'", "missing_extension"),
+    ("RuntimeError: apex.optimizers.FusedAdam requires cuda extensions", "missing_extension"),
+    (
+        "RuntimeError: CUDA Setup failed despite GPU being available. Please run the following command to get "
+        "more information:",
+        "missing_extension",
+    ),
+    (
+        "OSError: /usr/local/lib/python3.8/dist-packages/bitsandbytes/libbitsandbytes_cuda114.so: cannot open "
+        "shared object file: No such file or directory",
+        "missing_extension",
+    ),
+    ("RuntimeError: ROCm Setup failed despite ROCm being available.", "missing_extension"),
+    ("pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", "missing_extension"),
 ]
 
 

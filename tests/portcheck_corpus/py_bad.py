@@ -2,7 +2,7 @@
 import os
 import subprocess
 
-import apex  # expect: PC113
+import cupy  # expect: PC113
 import pynvml  # expect: PC112
 import torch
 import torch.distributed as dist
