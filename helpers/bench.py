@@ -65,6 +65,37 @@ def measure(
     return Result(label, m.median, items / m.median, peak, len(m.times) * m.number_per_run, str(device))
 
 
+@dataclass(frozen=True)
+class Warmup:
+    first_s: float  # the first call: allocation, kernel search (MIOpen find, cudnn.benchmark), compilation
+    steady_s: float  # median of the calls after it
+    runs: int  # calls in the steady-state median
+
+    @property
+    def ratio(self) -> float:
+        return self.first_s / self.steady_s
+
+
+def first_vs_steady(step_fn: Callable[[], object], device: torch.device | str = "cpu", runs: int = 5) -> Warmup:
+    """Time the first call of ``step_fn`` on its own, then the median of ``runs`` more (each synchronised).
+
+    What makes a first epoch slow shows up here: on ROCm MIOpen's kernel search per convolution shape (cached in
+    its find-db afterwards), on any GPU allocator growth and library loading, for torch.compile the compilation.
+    """
+    import statistics
+    import time
+
+    device = torch.device(device)
+    times = []
+    for _ in range(runs + 1):
+        _sync(device)
+        t0 = time.perf_counter()
+        step_fn()
+        _sync(device)
+        times.append(time.perf_counter() - t0)
+    return Warmup(times[0], statistics.median(times[1:]), runs)
+
+
 @dataclass
 class Comparison:
     """A markdown table (``.table``) and a matplotlib bar chart (``.figure``); shows itself in Jupyter."""

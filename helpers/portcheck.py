@@ -64,6 +64,8 @@ RULES = {
         Rule("PC112", "warning", "nvidia-smi / pynvml exist only on NVIDIA machines",
              "torch.cuda.mem_get_info() / torch.cuda APIs, or amd-smi (rocm-smi) on AMD"),
         Rule("PC113", "warning", "CUDA-only package", "see the message for its ROCm option"),
+        Rule("PC114", "warning", "CUDA-only tuning variable: ROCm ignores it",
+             "set the ROCm counterpart in the message too (lesson 07)"),
         Rule("PC301", "error", "flash-attn is a CUDA extension: it imports only where a build for this GPU exists",
              "F.scaled_dot_product_attention on (B, H, S, D): transpose flash-attn's (B, S, H, D) in and out "
              "(lesson 08)"),
@@ -120,6 +122,22 @@ DEPENDENCIES = {
         "Linear4bit": "the ROCm build of bitsandbytes, or nn.Linear in bf16",
     }),
 }  # fmt: skip
+# Tuning variables that NVIDIA's stack reads and ROCm's ignores: name -> (ROCm counterpart, names that show it is set).
+CUDA_ONLY_VARS = {
+    "NVIDIA_TF32_OVERRIDE": ("TF32 on MI300: torch.backends.cuda.matmul.allow_tf32", ("allow_tf32", "fp32_precision")),
+    "TORCH_CUDNN_V8_API_ENABLED": ("MIOpen: MIOPEN_FIND_MODE, MIOPEN_FIND_ENFORCE", ("MIOPEN_",)),
+    "TORCH_CUDNN_V8_API_LRU_CACHE_LIMIT": ("MIOpen: MIOPEN_FIND_MODE, MIOPEN_FIND_ENFORCE", ("MIOPEN_",)),
+    "TORCH_CUDNN_SDPA_ENABLED": ("AOTriton or CK: torch.backends.cuda.preferred_rocm_fa_library()", ("rocm_fa",)),
+    "CUDA_DEVICE_MAX_CONNECTIONS": (
+        "the HIP runtime does not read it; the nearest knob is GPU_MAX_HW_QUEUES",
+        ("GPU_MAX_HW_QUEUES",),
+    ),
+    "CUDA_LAUNCH_BLOCKING": (
+        "the HIP runtime does not read it: AMD_SERIALIZE_KERNEL=3 (or HIP_LAUNCH_BLOCKING=1)",
+        ("AMD_SERIALIZE_KERNEL", "HIP_LAUNCH_BLOCKING"),
+    ),
+}
+CUDA_ONLY_VAR = re.compile(r"\b(" + "|".join(CUDA_ONLY_VARS) + r")\b")
 CUDA_ONLY_PACKAGES = {
     "cupy": "CuPy's ROCm support is experimental: AMD's amd-cupy wheels (pypi.amd.com) or a source build with "
     "CUPY_INSTALL_USE_HIP=1 (PyPI's cupy-rocm-* wheels stop at 13.3); or torch tensors",
@@ -342,6 +360,8 @@ class _PyScan:
         v = node.value
         if re.fullmatch(r"HCCL_[A-Z_]+", v):
             self.add(node, "PC109", f": {v!r}")
+        elif v in CUDA_ONLY_VARS and not any(k in self.source for k in CUDA_ONLY_VARS[v][1]):
+            self.add(node, "PC114", f": {v} -> {CUDA_ONLY_VARS[v][0]}")
 
 
 def _ignored(line: str, rule: str) -> bool:
@@ -389,12 +409,17 @@ def scan_cpp(path: str, source: str) -> list[Finding]:
 
 
 def scan_build(path: str, source: str) -> list[Finding]:
-    if "TORCH_CUDA_ARCH_LIST" not in source or "PYTORCH_ROCM_ARCH" in source:
-        return []
-    lines = source.splitlines()
-    i = next(n for n, line in enumerate(lines, 1) if "TORCH_CUDA_ARCH_LIST" in line)
-    f = _finding(path, lines, i, lines[i - 1].index("TORCH_CUDA_ARCH_LIST") + 1, "PC205")
-    return [f] if f else []
+    lines, out = source.splitlines(), []
+    if "TORCH_CUDA_ARCH_LIST" in source and "PYTORCH_ROCM_ARCH" not in source:
+        i = next(n for n, line in enumerate(lines, 1) if "TORCH_CUDA_ARCH_LIST" in line)
+        out.append(_finding(path, lines, i, lines[i - 1].index("TORCH_CUDA_ARCH_LIST") + 1, "PC205"))
+    if not path.endswith(".py"):  # setup.py's strings are Python's (PC114 there comes from the ast scan)
+        for i, line in enumerate(lines, 1):
+            m = CUDA_ONLY_VAR.search(line.split("#", 1)[0])
+            if m and not any(k in source for k in CUDA_ONLY_VARS[m.group(1)][1]):
+                out.append(_finding(path, lines, i, m.start() + 1, "PC114", f": {m.group(1)} -> "
+                                    f"{CUDA_ONLY_VARS[m.group(1)][0]}"))  # fmt: skip
+    return [f for f in out if f]
 
 
 def _kind(path: str) -> str | None:

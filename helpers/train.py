@@ -40,6 +40,25 @@ def load_digits_rgb(size: int = 32, val_fraction: float = 0.2, seed: int = 0) ->
     return Digits(x[i_train], y[i_train], x[i_val], y[i_val])
 
 
+class AugmentedDigits(torch.utils.data.Dataset):
+    """Digits images (N, 3, H, W) with a random shift and noise per item: CPU work for DataLoader workers (lesson 07).
+
+    A module-level class, so worker processes can unpickle it where they start with "spawn" (macOS, Windows).
+    """
+
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor):
+        self.images, self.labels = images, labels
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, i: int):
+        g = torch.Generator().manual_seed(i)
+        shift = torch.randint(-2, 3, (2,), generator=g).tolist()
+        img = torch.roll(self.images[i], shifts=shift, dims=(1, 2))
+        return img + 0.05 * torch.randn(img.shape, generator=g), self.labels[i]
+
+
 def make_resnet(name: str = "resnet18", num_classes: int = 10, weights=None) -> nn.Module:
     """A torchvision ResNet by name ("resnet18", "resnet50", ...), untrained unless ``weights`` given."""
     import torchvision

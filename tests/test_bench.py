@@ -1,7 +1,7 @@
 import matplotlib
 import torch
 
-from helpers.bench import Result, compare, measure
+from helpers.bench import Result, compare, first_vs_steady, measure
 
 matplotlib.use("Agg")
 
@@ -33,3 +33,28 @@ def test_compare_table_and_figure():
     assert "0.50x" in compare(rs, baseline="bf16").table
     with_loss = compare(rs, extra={"final loss": {"fp32": "0.40", "bf16": "0.41"}}).table.splitlines()
     assert with_loss[0].endswith("| final loss |") and with_loss[3].endswith("| 0.41 |")
+
+
+def test_first_vs_steady_separates_the_first_call(monkeypatch):
+    import time
+
+    clock, calls = [0.0], []
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+
+    def step():  # a fake clock: the first call "takes" 3 s (a kernel search, a compilation), later ones 1, 2, 1, 5 s
+        calls.append(1)
+        clock[0] += [3.0, 1.0, 2.0, 1.0, 5.0][len(calls) - 1]
+
+    w = first_vs_steady(step, runs=4)
+    assert len(calls) == 5 and w.runs == 4
+    assert (w.first_s, w.steady_s, w.ratio) == (3.0, 1.5, 2.0)  # the median of 1, 2, 1, 5
+
+
+def test_first_vs_steady_synchronises_the_gpu(monkeypatch):
+    """Asynchronous GPU work is only timed if the clock is read after torch.cuda.synchronize."""
+    events = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: events.append(("sync", device)))
+    gpu = torch.device("cuda", 0)  # portcheck: ignore=PC101 (never touched: synchronize is faked)
+    first_vs_steady(lambda: events.append("step"), device=gpu, runs=2)
+    assert events[:3] == [("sync", gpu), "step", ("sync", gpu)]
+    assert events.count("step") == 3 and all(e != "step" or events[i + 1][0] == "sync" for i, e in enumerate(events))

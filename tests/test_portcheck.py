@@ -13,8 +13,8 @@ from helpers.portcheck import RULES, main, scan, scan_cpp, scan_python
 
 ROOT = Path(__file__).parent.parent
 CORPUS = Path(__file__).parent / "portcheck_corpus"
-BAD = ["py_bad.py", "broken.py", "kernel_bad.cu", "CMakeLists.txt", "deps_bad.py", "triton_bad.py"]
-GOOD = ["py_good.py", "kernel_good.cu", "good_build/setup.py", "deps_good.py", "triton_good.py"]
+BAD = ["py_bad.py", "broken.py", "kernel_bad.cu", "CMakeLists.txt", "deps_bad.py", "triton_bad.py", "train_bad.sh"]
+GOOD = ["py_good.py", "kernel_good.cu", "good_build/setup.py", "deps_good.py", "triton_good.py", "good_build/train.sh"]
 
 
 def expected(path: Path) -> set:
@@ -74,7 +74,7 @@ def test_select_ignore_and_exit_codes(capsys):
     assert re.search(r"py_bad\.py:15:\d+: PC101 error ", out) and "findings in 1 files" in out
     assert main([bad, "--select", "PC11", "--json"]) == 0  # only warnings/info selected
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 1 and set(data["summary"]) == {"PC110", "PC111", "PC112", "PC113"}
+    assert data["schema"] == 1 and set(data["summary"]) == {"PC110", "PC111", "PC112", "PC113", "PC114"}
     assert main([bad, "--ignore", "PC1"]) == 0
     assert main([str(CORPUS / "py_good.py")]) == 0
     with pytest.raises(SystemExit) as e:

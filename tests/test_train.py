@@ -64,3 +64,21 @@ def test_ported_script_runs_on_cpu_and_legacy_fails(tmp_path):
         )
         assert r.returncode != 0
         assert "NVIDIA driver" in r.stderr or "not compiled with CUDA" in r.stderr
+
+
+def test_augmented_digits_items_and_workers():
+    import pickle
+
+    from torch.utils.data import DataLoader
+
+    from helpers.train import AugmentedDigits
+
+    images, labels = torch.arange(2 * 3 * 8 * 8, dtype=torch.float32).reshape(2, 3, 8, 8), torch.tensor([4, 7])
+    ds = AugmentedDigits(images, labels)
+    img, label = ds[1]
+    assert len(ds) == 2 and img.shape == (3, 8, 8) and label == 7
+    assert torch.equal(ds[1][0], img) and not torch.equal(img, images[1])  # per-item, reproducible, augmented
+    assert (img - images[1]).abs().max() > 0.5  # shifted (rolled), not only noise
+    assert pickle.loads(pickle.dumps(ds))[0][0].shape == (3, 8, 8)  # what "spawn" workers need
+    batches = list(DataLoader(ds, batch_size=2, num_workers=1))
+    assert batches[0][0].shape == (2, 3, 8, 8) and batches[0][1].tolist() == [4, 7]

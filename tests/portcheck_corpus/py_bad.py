@@ -35,3 +35,5 @@ w8 = x.to(torch.float8_e4m3fn)  # expect: PC110
 dist.init_process_group(backend="rccl")  # expect: PC109
 dist.init_process_group("hccl")  # expect: PC109
 print(subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout)  # expect: PC112
+os.environ["NVIDIA_TF32_OVERRIDE"] = "0"  # expect: PC114
+os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")  # expect: PC114

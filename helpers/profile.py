@@ -1,0 +1,87 @@
+"""Read a ``torch.profiler`` run: the top operators and GPU kernels as a table and a bar chart (lesson 07).
+
+    >>> from torch.profiler import profile, ProfilerActivity
+    >>> with profile(activities=[ProfilerActivity.CPU]) as prof:
+    ...     step()
+    >>> rows = top(prof, n=8)           # by self time; on a GPU run also top(prof, kernels=True)
+    >>> print(table(rows)); figure(rows, "training step")
+
+``kernel_library(name)`` tells which library a GPU kernel comes from by its name: MIOpen and rocBLAS/hipBLASLt
+on ROCm, cuDNN and cuBLAS on CUDA, Triton kernels from ``torch.compile``, PyTorch's own ATen kernels.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from torch.autograd import DeviceType
+
+# First match wins: the specific libraries before the generic "gemm" of the BLAS libraries.
+KERNEL_LIBRARIES = (
+    (re.compile(r"miopen|naive_conv|ConvHip|igemm|gridwise_conv|MIOpenBatchNorm|MIOpenConv", re.I), "MIOpen"),
+    (re.compile(r"(^|_)Cijk_"), "rocBLAS / hipBLASLt (Tensile)"),
+    (re.compile(r"\bck(_tile)?::|device_gemm_xdl|kernel_gemm_xdl|^Fmha"), "Composable Kernel"),
+    (re.compile(r"^triton_|^triton__"), "Triton (torch.compile)"),
+    (re.compile(r"attn_fwd|attn_bwd|aotriton", re.I), "AOTriton (SDPA)"),
+    (re.compile(r"flash_fwd|flash_bwd|fmha_", re.I), "flash / memory-efficient attention"),
+    (re.compile(r"cudnn|xmma_(fprop|dgrad|wgrad)|implicit_convolve|winograd", re.I), "cuDNN"),
+    (re.compile(r"gemm|gemv|cublas|cutlass|nvjet", re.I), "cuBLAS / cuBLASLt"),
+    (re.compile(r"at::native|elementwise_kernel|reduce_kernel|vectorized_|batch_norm|softmax", re.I), "PyTorch (ATen)"),
+)
+
+
+def kernel_library(name: str) -> str:
+    """The library a GPU kernel name comes from, or "other"."""
+    return next((lib for rx, lib in KERNEL_LIBRARIES if rx.search(name)), "other")
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    calls: int
+    self_ms: float  # time in this op or kernel itself, children excluded
+    total_ms: float
+
+
+def top(prof, n: int = 10, kernels: bool = False) -> list[Row]:
+    """The ``n`` operators (CPU side) or GPU kernels (``kernels=True``) with the most self time."""
+    rows = []
+    for e in prof.key_averages():
+        if (e.device_type != DeviceType.CPU) != kernels:  # GPU kernels are CUDA-type events on ROCm too
+            continue
+        self_us = _device_self(e) if kernels else e.self_cpu_time_total
+        total_us = getattr(e, "device_time_total", 0) if kernels else e.cpu_time_total
+        rows.append(Row(e.key, e.count, self_us / 1e3, total_us / 1e3))
+    return sorted(rows, key=lambda r: -r.self_ms)[:n]
+
+
+def _device_self(e) -> float:
+    """Self device time in us (``self_device_time_total``; ``self_cuda_time_total`` before torch 2.4)."""
+    return getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0) or 0
+
+
+def table(rows: list[Row], libraries: bool = False) -> str:
+    """A markdown table; ``libraries=True`` adds the library column for GPU kernels."""
+    total = sum(r.self_ms for r in rows) or 1.0
+    head = "| name | calls | self ms | share of these | total ms |" + (" library |" if libraries else "")
+    lines = [head, "| --- | ---: | ---: | ---: | ---: |" + (" --- |" if libraries else "")]
+    for r in rows:
+        name = r.name if len(r.name) <= 70 else r.name[:67] + "..."
+        lib = f" {kernel_library(r.name)} |" if libraries else ""
+        lines.append(f"| `{name}` | {r.calls} | {r.self_ms:.2f} | {r.self_ms / total:.0%} | {r.total_ms:.2f} |{lib}")
+    return "\n".join(lines)
+
+
+def figure(rows: list[Row], title: str):
+    """A horizontal bar chart of self time, the largest on top."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 0.4 + 0.35 * len(rows)))
+    names = [r.name if len(r.name) <= 45 else r.name[:42] + "..." for r in rows][::-1]
+    ax.barh(names, [r.self_ms for r in rows][::-1], color="#2c7fb8")
+    ax.set_xlabel("self time (ms)")
+    ax.set_title(title)
+    fig.tight_layout()
+    plt.close(fig)  # the notebook shows it with display(fig)
+    return fig
