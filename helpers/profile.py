@@ -50,6 +50,8 @@ def top(prof, n: int = 10, kernels: bool = False) -> list[Row]:
     for e in prof.key_averages():
         if (e.device_type != DeviceType.CPU) != kernels:  # GPU kernels are CUDA-type events on ROCm too
             continue
+        if getattr(e, "is_user_annotation", False):  # GPU-side copies of record_function ranges: not kernels
+            continue
         self_us = _device_self(e) if kernels else e.self_cpu_time_total
         total_us = getattr(e, "device_time_total", 0) if kernels else e.cpu_time_total
         rows.append(Row(e.key, e.count, self_us / 1e3, total_us / 1e3))
