@@ -11,6 +11,7 @@ One module per concern, each introduced by a lesson:
 - ``helpers.portcheck``  scan a project for CUDA-isms (lesson 03; imports no torch)
 - ``helpers.hipify``     run PyTorch's HIPify on a copy of a folder, report the renames (lesson 05)
 - ``helpers.dist``       torch.distributed backend choice, torchrun runner (lesson 06)
+- ``helpers.exercises``  the checks of the lessons' exercises: a Verdict with a precise hint, never an exception
 - ``helpers.profile``    torch.profiler's top operators and kernels as a table and a chart (lesson 07)
 - ``helpers.record``     record a lesson's measured numbers for ``make run``'s summary.json
 

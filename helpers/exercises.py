@@ -127,6 +127,8 @@ def check_amp_step(train_step, scaler):
     hint = _portcheck(train_step)
     if hint:
         return False, hint
+    if type(scaler).__module__.startswith("torch.cuda"):
+        return False, "torch.cuda.amp.GradScaler is deprecated and CUDA-only: torch.amp.GradScaler(device.type)"
     if not isinstance(scaler, torch.amp.GradScaler):
         return False, f"`scaler` is {type(scaler).__name__}: create it with torch.amp.GradScaler(device.type)"
     torch.manual_seed(0)
@@ -145,8 +147,17 @@ def check_amp_step(train_step, scaler):
     reference = torch.nn.functional.cross_entropy(model(x), y)
     ref_grad = max(g.abs().max().item() for g in torch.autograd.grad(reference, list(model.parameters())))
     dtypes.clear()
-    for _ in range(2):
-        train_step(model, opt, x, y, test_scaler)
+    try:
+        for _ in range(2):
+            train_step(model, opt, x, y, test_scaler)
+    except (AssertionError, RuntimeError) as e:  # GradScaler's own complaints about the order of its calls
+        if "No inf checks" in str(e):
+            return False, "scaler.update() found no scaler.step(opt) before it: call scaler.step(opt), not opt.step()"
+        if "since the last update" in str(e):
+            return False, "call scaler.update() after scaler.step(opt), once per step"
+        if "_scale is None" in str(e):
+            return False, "the loss was not scaled: scaler.scale(loss).backward() instead of loss.backward()"
+        raise
     if not dtypes or dtypes[0] != torch.float16:
         return False, f"the forward pass ran in {dtypes[0] if dtypes else 'nothing'} on the CPU: wrap it in " \
                       "torch.autocast(x.device.type, dtype=torch.float16), the device of the data"  # fmt: skip
@@ -188,7 +199,13 @@ def check_checkpoint_loader(load_model, path, expected_state):
     hint = _portcheck(load_model, rules=("PC101", "PC104"))
     if hint:
         return False, hint
-    model = load_model(path, torch.device("cpu"))
+    try:
+        model = load_model(path, torch.device("cpu"))
+    except RuntimeError as e:
+        if "module." not in str(e):
+            raise
+        return False, "the checkpoint's keys start with 'module.' (saved from DataParallel or DDP): strip the " \
+                      "prefix, {k.removeprefix('module.'): v for k, v in state.items()}"  # fmt: skip
     if not isinstance(model, torch.nn.Module):
         return False, f"load_model returned {type(model).__name__}, expected the nn.Module with the weights loaded"
     state = model.state_dict()
