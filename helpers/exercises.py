@@ -360,3 +360,137 @@ def check_backend_choice(backend_for):
             tip = " ('nccl' is RCCL on ROCm; there is no 'rccl' backend)" if rocm else ""
             return False, f"on {where} got {got!r}, expected {want!r}{tip}"
     return True, "'nccl' on NVIDIA and AMD GPUs, 'gloo' on the CPU"
+
+
+# ---- lesson 07 -------------------------------------------------------------------------------------------------
+
+
+@_check("07a")
+def check_tunableop_env(record_env, reuse_env):
+    """Exercise 07a: the environment of an offline-tuning run that records GEMM shapes, and of the runs that reuse
+    the tuned results, one file per rank."""
+    p = "PYTORCH_TUNABLEOP_"
+    if not isinstance(record_env, dict) or not isinstance(reuse_env, dict):
+        return False, "record_env and reuse_env must be dicts of environment variables"
+    if record_env.get(p + "ENABLED") != "1":
+        return False, f"record_env: TunableOp must be on to record anything: {p}ENABLED=1 (values are strings)"
+    if record_env.get(p + "RECORD_UNTUNED") != "1":
+        return False, f"record_env: only record the shapes while training: {p}RECORD_UNTUNED=1"
+    if record_env.get(p + "TUNING") != "0":
+        return False, f"record_env: no tuning during the training run: {p}TUNING=0 (tune later, offline)"
+    if reuse_env.get(p + "ENABLED") != "1" or reuse_env.get(p + "TUNING") != "0":
+        return False, f"reuse_env: use the results without tuning again: {p}ENABLED=1 and {p}TUNING=0"
+    name = reuse_env.get(p + "FILENAME", "")
+    if "%d" not in name:
+        return False, f"reuse_env: {p}FILENAME={name!r} is one file for all ranks: put %d where the GPU ordinal goes"
+    return True, "record while training, tune offline (tune_gemm_in_file), reuse one file per rank"
+
+
+@_check("07b")
+def check_gpu_timer(time_step):
+    """Exercise 07b: `time_step(fn, device)` returns the seconds one call of fn takes, GPU work included."""
+    import time as time_module
+    from unittest import mock
+
+    import torch
+
+    clock = [0.0]
+    pending = []
+
+    def launch():  # a GPU step: returns at once, the work runs on
+        clock[0] += 0.001
+        pending.append(0.049)
+
+    def synchronize(device=None):  # waiting for the GPU
+        clock[0] += sum(pending)
+        pending.clear()
+
+    with mock.patch.object(time_module, "perf_counter", lambda: clock[0]), \
+            mock.patch.object(torch.cuda, "synchronize", synchronize):  # fmt: skip
+        seconds = time_step(launch, torch.device("cuda"))  # portcheck: ignore=PC101 (a fake GPU)
+    if not isinstance(seconds, int | float):
+        return False, f"time_step returned {type(seconds).__name__}: return the seconds per call, a number"
+    if abs(seconds - 0.05) < 1e-6:
+        return True, "the clock is read after the GPU finished: asynchronous work is counted"
+    if abs(seconds - 0.001) < 1e-6:
+        return False, "you timed the launch only (1 ms of 50): GPU work is asynchronous, call " \
+                      "torch.cuda.synchronize(device) before reading the clock"  # fmt: skip
+    return False, f"got {seconds!r} s for a step that takes 0.05 s: synchronize before each clock read, time one call"
+
+
+# ---- lesson 08 -------------------------------------------------------------------------------------------------
+
+
+def _attention_reference(q, k, v, causal, scale):
+    import torch
+
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    s = q @ k.transpose(-2, -1) * scale
+    if causal:
+        n = s.shape[-1]
+        s = s.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf"))
+    return (s.softmax(-1) @ v).transpose(1, 2)
+
+
+@_check("08a")
+def check_flash_port(attention):
+    """Exercise 08a: `attention(q, k, v)` does what flash_attn_func(q, k, v, causal=True, softmax_scale=0.125)
+    does, on flash-attn's (B, S, H, D) tensors."""
+    import torch
+
+    hint = _portcheck(attention, rules=("PC3",))
+    if hint:
+        return False, hint
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 12, 3, 16) for _ in range(3))  # S=12 != H=3 on purpose
+    out = attention(q, k, v)
+    want = _attention_reference(q, k, v, True, 0.125)
+    if not isinstance(out, torch.Tensor) or out.shape != want.shape:
+        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        return False, f"the result must keep flash-attn's layout (B, S, H, D) = {tuple(want.shape)}, got {got}"
+    if torch.allclose(out, want, atol=1e-5):
+        return True, "same maths as flash_attn_func, layout in and out, causal, scaled"
+    if torch.allclose(out, _attention_reference(q, k, v, False, 0.125), atol=1e-5):
+        return False, "future positions leak in: pass is_causal=True"
+    if torch.allclose(out, _attention_reference(q, k, v, True, 0.25), atol=1e-5):
+        return False, "the scale is SDPA's default 1/sqrt(16) = 0.25: pass scale=0.125 (flash-attn's softmax_scale)"
+    swapped = _attention_reference(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), True, 0.125)
+    if torch.allclose(out, swapped.transpose(1, 2), atol=1e-5):
+        return False, "attention ran across heads, not positions: transpose (B, S, H, D) to (B, H, S, D) for SDPA " \
+                      "and back"  # fmt: skip
+    return False, f"differs from flash-attn's result by up to {(out - want).abs().max().item():.3g}"
+
+
+@_check("08b")
+def check_optional_flash(module_source):
+    """Exercise 08b: a module that uses flash-attn where it is installed and SDPA everywhere else."""
+    import builtins
+    from unittest import mock
+
+    import torch
+
+    if not isinstance(module_source, str):
+        return False, "module_source must be the module's text (a string)"
+    from helpers.portcheck import scan_python
+
+    for f in scan_python("attention.py", module_source.encode()):
+        if f.rule.startswith("PC3") or f.rule == "PC900":
+            return False, f"line {f.line}: {f.rule} {f.message}: import it inside try/except ImportError"
+    real_import = builtins.__import__
+
+    def no_flash(name, *args, **kwargs):  # a machine without flash-attn (an AMD GPU without its ROCm build)
+        if name.split(".")[0] == "flash_attn":
+            raise ModuleNotFoundError("No module named 'flash_attn'", name="flash_attn")
+        return real_import(name, *args, **kwargs)
+
+    ns = {}
+    with mock.patch.object(builtins, "__import__", no_flash):
+        exec(compile(module_source, "attention.py", "exec"), ns)
+    if not callable(ns.get("attention")):
+        return False, "define `attention(q, k, v)` in the module"
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 12, 3, 16) for _ in range(3))
+    out = ns["attention"](q, k, v)
+    if not torch.allclose(out, _attention_reference(q, k, v, True, 0.125), atol=1e-5):
+        return False, "without flash-attn the fallback must compute the same attention (SDPA, causal, scale 0.125)"
+    return True, "imports without flash-attn, and the SDPA fallback matches"

@@ -19,7 +19,7 @@ from torch import nn
 from helpers import exercises as ex
 
 ROOT = Path(__file__).parent.parent
-LESSONS = sorted((ROOT / "notebooks").glob("0[1-6]_*.ipynb"))
+LESSONS = sorted((ROOT / "notebooks").glob("0[1-8]_*.ipynb"))
 SOLUTION = re.compile(r"<details><summary>Reference solution.*?```python\n(.*?)```", re.S)
 
 
@@ -54,7 +54,7 @@ def run(code, ns, name):
 
 
 def test_every_lesson_has_exercises_with_checks_and_solutions():
-    assert len(LESSONS) == 6
+    assert len(LESSONS) == 8
     for path in LESSONS:
         assert len(exercises(path)) >= 2, path.name
 
@@ -226,3 +226,59 @@ def test_garbage_gets_not_yet_never_an_exception(check, args):
     v = check(*args)
     assert isinstance(v, ex.Verdict) and not v.ok and v.message
     assert str(v).startswith("not yet (") and v._repr_markdown_().startswith("**Not yet**")
+
+
+def test_tunableop_env_hints():
+    p = "PYTORCH_TUNABLEOP_"
+    record = {p + "ENABLED": "1", p + "RECORD_UNTUNED": "1", p + "TUNING": "0"}
+    reuse = {p + "ENABLED": "1", p + "TUNING": "0", p + "FILENAME": "results%d.csv"}
+    assert ex.check_tunableop_env(record, reuse).ok
+    assert "ENABLED=1" in ex.check_tunableop_env({**record, p + "ENABLED": 1}, reuse).message  # not a string
+    assert "RECORD_UNTUNED=1" in ex.check_tunableop_env({p + "ENABLED": "1"}, reuse).message
+    assert "TUNING=0 (tune later" in ex.check_tunableop_env({**record, p + "TUNING": "1"}, reuse).message
+    assert "%d" in ex.check_tunableop_env(record, {**reuse, p + "FILENAME": "results.csv"}).message
+    assert "must be dicts" in ex.check_tunableop_env(None, reuse).message
+
+
+def test_gpu_timer_hints():
+    import time
+
+    def launch_only(fn, device):
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    def synced(fn, device):
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize(device)
+        return time.perf_counter() - t0
+
+    assert "timed the launch only" in ex.check_gpu_timer(launch_only).message
+    assert ex.check_gpu_timer(synced).ok
+    assert "return the seconds" in ex.check_gpu_timer(lambda fn, d: None).message
+
+
+def test_flash_port_hints():
+    import torch.nn.functional as F
+
+    def sdpa(q, k, v, causal=True, scale=0.125, layout=True):
+        t = (lambda x: x.transpose(1, 2)) if layout else (lambda x: x)
+        return t(F.scaled_dot_product_attention(t(q), t(k), t(v), is_causal=causal, scale=scale))
+
+    assert ex.check_flash_port(sdpa).ok
+    assert "across heads" in ex.check_flash_port(lambda q, k, v: sdpa(q, k, v, layout=False)).message
+    assert "is_causal=True" in ex.check_flash_port(lambda q, k, v: sdpa(q, k, v, causal=False)).message
+    assert "scale=0.125" in ex.check_flash_port(lambda q, k, v: sdpa(q, k, v, scale=None)).message
+    assert "layout (B, S, H, D)" in ex.check_flash_port(lambda q, k, v: q.sum(1)).message
+
+
+def test_optional_flash_hints():
+    hard = "from flash_attn import flash_attn_func\n\ndef attention(q, k, v):\n    return flash_attn_func(q, k, v)\n"
+    assert "PC301" in ex.check_optional_flash(hard).message
+    guarded_wrong = "try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n\n\n" \
+                    "def attention(q, k, v):\n    return q\n"  # fmt: skip
+    assert "fallback must compute" in ex.check_optional_flash(guarded_wrong).message
+    assert "define `attention" in ex.check_optional_flash("x = 1\n").message
+    assert "PC900" in ex.check_optional_flash("def (:\n").message
