@@ -67,8 +67,16 @@ lint: $(ENV_STAMP)
 hygiene: $(ENV_STAMP)
 	$(PY) -m pytest -q tests/test_notebook_hygiene.py
 
-unit: $(ENV_STAMP)
-	$(PY) -m pytest -q tests
+# The official SARIF 2.1.0 schema ships in Microsoft's SARIF multitool (npm); tests/test_portcheck.py validates
+# portcheck's --format sarif against it. Without npm (or on another platform) that one test is skipped.
+SARIF_SCHEMA := $(VENV)/npm/node_modules/@microsoft/sarif-multitool-linux/sarif-2.1.0.json
+
+$(SARIF_SCHEMA):
+	@npm install --no-save --no-audit --no-fund --loglevel=error --prefix $(VENV)/npm \
+		@microsoft/sarif-multitool-linux@5.7.0 >/dev/null 2>&1 || echo "note: npm could not install the SARIF schema"
+
+unit: $(ENV_STAMP) $(SARIF_SCHEMA)
+	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) $(PY) -m pytest -q tests
 
 nbval: $(ENV_STAMP)
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/

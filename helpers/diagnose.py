@@ -19,6 +19,7 @@ import json
 import re
 import sys
 import traceback
+from collections import deque
 from dataclasses import asdict, dataclass, field
 
 # Two strings; helpers.device imports torch only inside its functions, so this module stays torch-free.
@@ -54,7 +55,11 @@ class Rule:
 RULES = (
     Rule(
         "illegal_instruction",
-        (r"illegal instruction", r"SIGILL"),
+        (
+            r"illegal_instruction",
+            r"illegal instruction",
+            r"SIGILL",
+        ),
         "A binary uses instructions this CPU or GPU does not have",
         "torch (or an extension) was built for a newer CPU (e.g. AVX) or for a GPU target this card lacks.",
         (
@@ -65,14 +70,55 @@ RULES = (
         ROCM_GPUS,
     ),
     Rule(
+        "shared_lib_load",
+        (
+            r"lib(amdhip64|MIOpen|rocblas|hipblas|hipblaslt|rocsolver|hipsparse|rocfft|hsa-runtime64|rccl|roctracer64"
+            r"|rocprofiler\w*|amd_comgr)[\w.-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",
+        ),
+        "A ROCm library that torch loads is missing or from another ROCm version",
+        "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
+        "that is "
+        "absent, built for another ROCm release, or shadowed by LD_LIBRARY_PATH fails with 'cannot open shared object "
+        "file' or 'undefined symbol'.",
+        (
+            "Wheels from PyTorch's ROCm index bring their own ROCm libraries: remove LD_LIBRARY_PATH entries that "
+            "point "
+            "at another /opt/rocm-X.Y and retry",
+            "Keep one ROCm per environment: the wheel's index (rocmX.Y), or the rocm/pytorch image, not both mixed",
+            "python -c \"import torch, os; print(os.listdir(os.path.join(os.path.dirname(torch.__file__), 'lib')))\"",
+        ),
+        ROCM_INSTALL,
+    ),
+    Rule(
+        "wsl_runtime",
+        (r"WSL environment detected", r"Can't initialize amdsmi"),
+        "ROCm on WSL2: a limit of the WSL runtime",
+        "On WSL2 the GPU is reached through the Windows driver: rocminfo can fail to allocate its resources, and "
+        "amdsmi "
+        "(the management library) cannot initialise there. The amdsmi warning alone is harmless: torch.cuda still "
+        "works.",
+        (
+            "Install ROCm for WSL the way AMD's Radeon documentation describes (a supported Radeon GPU and driver)",
+            'python -c "import torch; print(torch.cuda.is_available())"   # True: ignore the amdsmi warning',
+        ),
+        "https://rocm.docs.amd.com/projects/radeon/en/latest/index.html",
+    ),
+    Rule(
         "wrong_wheel",
         (
+            r"operator torchvision::\w+ does not exist",
+            r"DeviceType::HIP INTERNAL ASSERT FAILED",
+            r"lib(torch|c10)_cuda\.so: cannot open shared object file",
+            r"lib(cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse)[\w.]*\.so[.\d]*: cannot open",
+            r"Torch is not able to use GPU",
+            r"'ROCMExecutionProvider' is not in available provider",
+            r"TryGetProviderInfo_CUDA",
             r"Torch not compiled with CUDA enabled",
             r"torch\.version\.hip is None",
             r"Found no NVIDIA driver",
             r"libcudart\.so[.\d]*: cannot open",
         ),
-        "This torch is a CPU or CUDA build, not a ROCm build",
+        "A CPU or CUDA build (of torch or a runtime) where a ROCm build is needed",
         "The installed wheel has no ROCm support (torch.version.hip is None), so it cannot use an AMD GPU. "
         "`pip install torch` from PyPI installs a CUDA build; inside a rocm/pytorch image it replaces the image's own.",
         (
@@ -86,6 +132,8 @@ RULES = (
     Rule(
         "arch_not_supported",
         (
+            r"is not compatible with the device ISA",
+            r"HSA_STATUS_ERROR_INVALID_ISA",
             r"hipErrorNoBinaryForGpu",
             r"Unable to find code object for all current devices",
             r"invalid device function",
@@ -106,6 +154,8 @@ RULES = (
     Rule(
         "device_permissions",
         (
+            r"Unexpected error from hipGetDeviceCount",
+            r"HSA_STATUS_ERROR_OUT_OF_RESOURCES",
             r"No HIP GPUs are available",
             r"Unable to open /dev/kfd",
             r"/dev/(kfd|dri)\S*.*(Permission denied|No such file)",
@@ -124,6 +174,63 @@ RULES = (
         ROCM_DOCKER,
     ),
     Rule(
+        "gpu_memory_fault",
+        (r"Memory access fault by GPU", r"MEMORY_APERTURE_VIOLATION", r"GPU core dump created"),
+        "A GPU kernel accessed memory it may not (a GPU page fault)",
+        "A kernel read or wrote outside its buffers: an index out of range, a kernel built for another GPU (for "
+        "instance "
+        "through HSA_OVERRIDE_GFX_VERSION), or a library bug. ROCm reports it as a memory access fault and aborts.",
+        (
+            "AMD_SERIALIZE_KERNEL=3 python your_script.py   # synchronous launches: the traceback names the kernel's "
+            "op",
+            "Unset HSA_OVERRIDE_GFX_VERSION if it is set: code for another gfx target can fault",
+            "Run the failing step on the CPU: an out-of-range index raises a readable IndexError there",
+        ),
+        "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/debugging.html",
+    ),
+    Rule(
+        "blas_library",
+        (
+            r"HIPBLAS_STATUS_\w+",
+            r"hipBLASLt (error|on an? unsupported architecture)",
+            r"rocBLAS error",
+            r"rocblas_status_\w+",
+            r"Tensile(Library|_lazy| host| solution)",
+        ),
+        "rocBLAS or hipBLASLt (ROCm's cuBLAS) failed",
+        "The GEMM libraries load kernel files per GPU target (Tensile) and pick a kernel per shape and dtype. Files "
+        "missing "
+        "for this gfx target, a GPU that hipBLASLt does not support, or a shape without a solution stop the matmul.",
+        (
+            "torch.backends.cuda.preferred_blas_library('cublas')   # rocBLAS instead of hipBLASLt (lesson 07)",
+            "Does the wheel support this GPU? torch.cuda.get_arch_list() must list the gcnArchName of "
+            "torch.cuda.get_device_properties(0)",
+            "TensileLibrary files missing: reinstall torch for this ROCm version; never mix /opt/rocm libraries into "
+            "it",
+        ),
+        "https://rocm.docs.amd.com/projects/hipBLASLt/en/latest/",
+    ),
+    Rule(
+        "nvidia_only_check",
+        (
+            r"which is of cuda capability",
+            r"(only|not) supported on SM\d+",
+            r"Your setup doesn't support bf16",
+            r"(bf16|bfloat16)\W.{0,80}(not available|doesn't support|not supported on|requires? (an )?Ampere|compute "
+            r"capability)",
+            r"only supported on GPUs with compute capability",
+        ),
+        "A library's capability check only knows NVIDIA GPUs",
+        "Some frameworks decide bf16 or fused-kernel support with NVIDIA-only rules (compute capability >= 8.0, "
+        "'Ampere'). On AMD GPUs those rules say no even where the GPU has the feature (MI200 and MI300 run bf16).",
+        (
+            "See what this GPU really runs: helpers.precision.probe_dtypes(device) (lesson 02)",
+            "Upgrade the library (current releases of most check ROCm too), or pass the dtype explicitly",
+            "Where it insists: float16 with a GradScaler, or float32",
+        ),
+        "https://pytorch.org/docs/stable/amp.html",
+    ),
+    Rule(
         "out_of_memory",
         (r"out of memory", r"OutOfMemoryError", r"hipErrorOutOfMemory"),
         "The GPU ran out of memory",
@@ -139,6 +246,7 @@ RULES = (
     Rule(
         "distributed_backend",
         (
+            r"NCCL failure",
             r"Invalid backend",
             r"Unknown backend type",
             r"backend[=\s:'\"]+rccl",
@@ -162,6 +270,7 @@ RULES = (
     Rule(
         "dtype_unsupported",
         (
+            r"Unsupported conversion from 'f8",
             r"not implemented for '(BFloat16|Half|Float8\w*)'",
             r"float8_e4m3fn\b",
             r"e4m3fnuz|e5m2fnuz",
@@ -179,8 +288,60 @@ RULES = (
         "https://rocm.docs.amd.com/en/latest/reference/precision-support.html",
     ),
     Rule(
+        "miopen",
+        (r"MIOpen\(HIP\): Error", r"miopenStatus\w*Error", r"MIOpen Error"),
+        "MIOpen (ROCm's cuDNN) failed",
+        "MIOpen reported an error of its own: a kernel it could not compile (hipRTC), a find or performance database "
+        "it "
+        "could not read or write, or no algorithm for this convolution.",
+        (
+            "MIOPEN_LOG_LEVEL=5 python your_script.py   # what MIOpen tried, per convolution",
+            "export MIOPEN_USER_DB_PATH=/tmp/miopen-$USER MIOPEN_CUSTOM_CACHE_DIR=/tmp/miopen-cache-$USER   # "
+            "writable caches",
+            "export MIOPEN_FIND_MODE=FAST, or torch.backends.cudnn.enabled = False to rule MIOpen out",
+        ),
+        "https://rocm.docs.amd.com/projects/MIOpen/en/latest/how-to/debug-log.html",
+    ),
+    Rule(
+        "triton_rocm",
+        (
+            r"triton/backends/amd",
+            r"PassManager::run failed",
+            r"TritonGPU to LLVM",
+            r"failed to legalize operation 'tt\.",
+            r"__triton_launcher",
+            r"InductorError",
+            r"/tmp/\w+/main\.c:\d+:\d+: fatal error",
+            r"TRITON_HIP_LLD_PATH",
+            r"Triton Error \[HIP\]",
+            r"unsupported target: 'gfx",
+            r"Triton PTX codegen error",
+            r"OutOfResources: out of resource",
+            r"cannot be accessed from Triton",
+        ),
+        "Triton (torch.compile's kernels) failed on this GPU",
+        "Triton compiles kernels at run time (torch.compile, vLLM, custom kernels). Its AMD backend has other limits "
+        "than "
+        "NVIDIA's: less on-chip memory per compute unit (64 KiB of LDS on MI300X, up to 228 KiB of shared memory per "
+        "SM "
+        "on an H100), other gfx targets, and kernels that get CPU tensors fail.",
+        (
+            "Out of shared memory: smaller BLOCK sizes or num_stages for this kernel",
+            "Use the Triton that ships with your torch (pytorch-triton-rocm), not a CUDA-only triton wheel",
+            "torch.compile(model, backend='eager') to check that the model itself is fine",
+        ),
+        "https://triton-lang.org/main/index.html",
+    ),
+    Rule(
         "attention_kernel",
         (
+            r"for fmha_\w+",
+            r"attention on Current AMD GPU is still\s+experimental",
+            r"FlashAttention (currently )?only supports",
+            r"Attention\w*<.*> does not support this problem",
+            r"Flash Attention failed",
+            r"(Memory efficient|Flash attention|cuDNN attention) kernel not used because",
+            r"FlashAttention currently only supports",
             r"No available kernel\. Aborting execution",
             r"No viable backend for scaled_dot_product_attention",
             r"(Flash|Mem Efficient) attention was not compiled for current AMD GPU architecture",
@@ -207,12 +368,20 @@ RULES = (
     Rule(
         "missing_extension",
         (
+            r"xFormers can't load C\+\+/CUDA extensions",
+            r"Failed to import from \w+\._C",
+            r"_C_cutlass",
+            r"libamd_smi\.so",
+            r"CUDA SETUP: Setup Failed",
+            r"is not compatible with ROCM",
+            r"name 'amdsmi' is not defined",
+            r"amdsmi does not seem to be installed",
+            r"bitsandbytes (ROCm binary|native library)",
+            r"Configured ROCm binary not found",
             r"No module named '(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",
             r"No module named '(flash_attn_2_cuda|fused_layer_norm_cuda|amp_C|fused_adam_cuda)'",
             r"requires cuda extensions",
             r"no kernel image is available",
-            r"CUDA_HOME environment variable is not set",
-            r"nvcc(: not found| not found|: command not found)",
             r"undefined symbol: .*cuda",
             r"(CUDA|ROCm) Setup failed despite",
             r"libbitsandbytes_\w+\.so",
@@ -229,6 +398,63 @@ RULES = (
             "Rebuild your own .cu extensions with torch.utils.cpp_extension: it hipifies them on ROCm (lesson 05)",
         ),
         "https://pytorch.org/docs/stable/cpp_extension.html",
+    ),
+    Rule(
+        "numpy_compat",
+        (
+            r"compiled without NumPy support",
+            r"numpy\.core\.multiarray failed to import",
+            r"compiled using NumPy 1\.x cannot be run in\s+NumPy 2",
+        ),
+        "NumPy and torch disagree",
+        "torch was built against another NumPy major version (1.x against 2.x), or without NumPy.",
+        (
+            "pip install 'numpy<2' for torch releases built against NumPy 1.x (or a torch built for NumPy 2)",
+            "Inside a rocm/pytorch image: use the image's python and its numpy; do not reinstall numpy over it",
+        ),
+        "https://numpy.org/devdocs/numpy_2_0_migration_guide.html",
+    ),
+    Rule(
+        "extension_build",
+        (
+            r"reference to __host__ function",
+            r"was not declared in this scope",
+            r"FileNotFoundError: .*\.(cpp|cu|cuh|h)'",
+            r"linker command failed",
+            r"error in backend",
+            r"clang frontend command failed",
+            r"Error generating file",
+            r"fatal error: '?[^'\s]+'? file not found",
+            r"fatal error: [\w/.]+\.(h|hpp|cuh): No such file or directory",
+            r"unknown type name 'cu\w+'",
+            r"use of undeclared identifier '__\w+_sync'",
+            r"The mask must be a 64-bit",
+            r"In file included from \S*cuda\S*\.h",
+            r"<inline asm>",
+            r"error: invalid operand for instruction",
+            r"cannot find HIP runtime",
+            r"needs target feature",
+            r"error: (unknown directive|directive requires)",
+            r"nvcc was not found",
+            r"CUDA_HOME",
+            r"nvcc(: not found| not found|: command not found)",
+            r"error generated when compiling for",
+            r"hipify",
+        ),
+        "Building CUDA code for ROCm failed",
+        "The code or its build script assumes the CUDA toolkit: CUDA headers and types, nvcc and CUDA_HOME, 32-bit "
+        "warp "
+        "masks, PTX inline assembly, or instructions the target GPU lacks. On ROCm, hipcc compiles hipified sources "
+        "against ROCm's headers.",
+        (
+            "Build with torch.utils.cpp_extension from a ROCm torch: it hipifies .cu files and uses ROCM_HOME and "
+            "hipcc "
+            "(lesson 05)",
+            "python -m helpers.portcheck csrc/   # the warp-32 masks, PTX and CUDA-only libraries it will trip on",
+            "Set PYTORCH_ROCM_ARCH to your GPU's target (rocminfo | grep gfx); include <hip/hip_runtime.h>, not "
+            "cuda_runtime.h",
+        ),
+        "https://rocm.docs.amd.com/projects/HIPIFY/en/latest/",
     ),
     Rule(
         "device_mismatch",
@@ -252,7 +478,10 @@ RULES = (
     ),
     Rule(
         "miopen_kdb",
-        (r"Missing system database file",),
+        (
+            r"Unable to read system database file",
+            r"Missing system database file",
+        ),
         "MIOpen's precompiled kernel database for this GPU target is not installed",
         "MIOpen ships a kernel database (.kdb) per GPU target in a separate package. Without it, MIOpen compiles the "
         "kernels it needs at first use: the first run of each shape is slower, results are the same.",
@@ -282,12 +511,35 @@ UNKNOWN = Diagnosis(
     "Not a known ROCm porting error",
     "None of the known patterns matched.",
     [
-        "python -m helpers.doctor   # is the machine set up?",
+        "Search the issue trackers for the error line itself (github.com/ROCm/ROCm/issues, "
+        "github.com/pytorch/pytorch/issues)",
+        "python -m helpers.doctor --json   # this machine's facts (GPU, driver, torch build), to paste into a report",
+        "python -m torch.utils.collect_env   # PyTorch's own environment report",
         "AMD_SERIALIZE_KERNEL=3 python your_script.py   # synchronous launches: the error points at its real line",
-        "Search the exact message in the ROCm and PyTorch issue trackers",
     ],
     HIP_DOCS,
 )
+
+
+def _lower_pattern(pattern: str) -> str:
+    """The pattern for lower-cased text: literals lowered, escapes (\\S, \\W, \\d, ...) kept as they are."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+        else:
+            out.append(pattern[i].lower())
+            i += 1
+    return "".join(out)
+
+
+# Case-insensitive matching, fast: the text is lower-cased once and searched with lower-cased patterns (a search
+# with re.IGNORECASE is an order of magnitude slower on long logs). _SLOW is the fallback for the rare text whose
+# lower-casing changes its length (some non-ASCII letters), where match positions would not line up.
+_COMPILED = [(r, [re.compile(_lower_pattern(p)) for p in r.patterns]) for r in RULES]
+_SLOW = [(r, [re.compile(p, re.IGNORECASE) for p in r.patterns]) for r in RULES]
+_ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b|error:|\bFAILED\b|\bfatal\b|Aborted|Segmentation fault", re.I)
 
 
 def _text(error) -> str:
@@ -298,21 +550,64 @@ def _text(error) -> str:
     return str(error)
 
 
+def _found(rule: Rule, line: str) -> Diagnosis:
+    return Diagnosis(rule.category, rule.title, rule.cause, list(rule.fix), rule.source, line.strip()[:300])
+
+
+def _unknown(lines) -> Diagnosis:
+    """UNKNOWN, with the line to search for: the last one that looks like an error."""
+    key = next((ln.strip() for ln in reversed(list(lines)) if _ERROR_LINE.search(ln)), "")
+    if not key:
+        return UNKNOWN
+    fix = [f"Search the issue trackers for: {key[:200]!r} (github.com/ROCm/ROCm/issues, "
+           "github.com/pytorch/pytorch/issues)", *UNKNOWN.fix[1:]]  # fmt: skip
+    return Diagnosis(UNKNOWN.category, UNKNOWN.title, UNKNOWN.cause, fix, UNKNOWN.source)
+
+
+def _first(text: str, rules: int) -> tuple[int, str] | None:
+    """(index of the first of the first ``rules`` rules that matches ``text``, the line it matched) or None."""
+    low = text.lower()
+    table, hay = (_COMPILED, low) if len(low) == len(text) else (_SLOW, text)
+    for i in range(rules):
+        for rx in table[i][1]:
+            m = rx.search(hay)
+            if m:
+                start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+                return i, text[start : end if end != -1 else len(text)]
+    return None
+
+
 def diagnose(error) -> Diagnosis:
-    """Classify an exception or an error text; never raises."""
+    """Classify an exception or an error text; never raises. ``matched`` is the line it keyed on."""
     try:
         text = _text(error)
     except Exception:  # an exception whose __str__ fails, for instance
         return UNKNOWN
-    for rule in RULES:
-        for pattern in rule.patterns:
-            m = re.search(pattern, text, re.IGNORECASE)
-            if m:
-                start = text.rfind("\n", 0, m.start()) + 1
-                end = text.find("\n", m.end())
-                line = text[start : end if end != -1 else len(text)].strip()[:300]
-                return Diagnosis(rule.category, rule.title, rule.cause, list(rule.fix), rule.source, line)
-    return UNKNOWN
+    hit = _first(text, len(RULES))
+    return _found(RULES[hit[0]], hit[1]) if hit else _unknown(text.splitlines()[-200:])
+
+
+def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
+    """Like :func:`diagnose`, for a log read line by line (an open file, stdin): bounded memory, any size.
+
+    The same answer as ``diagnose(whole_text)``: the rule that comes first in RULES wins, wherever its line is.
+    Lines are searched in chunks of about ``chunk_bytes``, and only for rules before the best match so far.
+    """
+    best, best_line, tail, chunk, size = len(RULES), "", deque(maxlen=200), [], 0
+    for raw in lines:
+        line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        tail.append(line)
+        chunk.append(line if line.endswith("\n") else line + "\n")
+        size += len(line)
+        if size >= chunk_bytes:
+            hit = _first("".join(chunk), best)
+            best, best_line = hit if hit else (best, best_line)
+            chunk, size = [], 0
+            if best == 0:
+                break
+    hit = _first("".join(chunk), best) if chunk else None
+    best, best_line = hit if hit else (best, best_line)
+    return _found(RULES[best], best_line) if best < len(RULES) else _unknown(tail)
 
 
 def format_diagnosis(d: Diagnosis) -> str:
@@ -353,14 +648,13 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     try:
         if a.file == "-":
-            text = sys.stdin.buffer.read()
+            d = diagnose_lines(sys.stdin.buffer)
         else:
-            with open(a.file, "rb") as f:
-                text = f.read()
+            with open(a.file, "rb") as f:  # read line by line: a 50 MB log never sits in memory at once
+                d = diagnose_lines(f)
     except OSError as e:
         print(f"error: cannot read {a.file}: {e.strerror}", file=sys.stderr)
         return 2
-    d = diagnose(text)
     print(json.dumps(asdict(d), indent=2) if a.json else format_diagnosis(d))
     return 0
 

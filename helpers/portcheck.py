@@ -1,6 +1,7 @@
 """Scan a PyTorch project for what breaks or misleads on ROCm, the way a linter does.
 
-    python -m helpers.portcheck PATH... [--json] [--select PC101,PC2] [--ignore PC111] [--exclude GLOB]
+    python -m helpers.portcheck PATH... [--format text|json|sarif] [--select PC101,PC2] [--ignore PC111]
+                                [--exclude GLOB] [--changed REV] [--stdin NAME]
 
 Python files are parsed with ``ast`` (never imported or run); CUDA/C++ sources and build files are
 matched line by line. Output: ``path:line:col: RULE severity message`` (sorted by file and line), then a
@@ -23,6 +24,7 @@ import fnmatch
 import json
 import os
 import re
+import subprocess
 import sys
 from dataclasses import asdict, dataclass
 
@@ -156,19 +158,21 @@ BUILD_SUFFIXES = (".cmake", ".sh", ".mk")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__",
              ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
              ".ipynb_checkpoints"}  # fmt: skip
-GUARD = re.compile(r"is_available|cuda_available|device_count|accelerator")
+GUARD = re.compile(r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b")
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
-    r"#\s*define\s+\w*WARP\w*\s+32\b|\b(?:const\w*\s+)?(?:int|unsigned)\s+\w*[wW]arp\w*\s*=\s*32\b"
-    r"|threadIdx\.[xyz]\s*(?:%\s*32|&\s*31|>>\s*5)\b|<<<[^>]*\b32\s*>>>"
+    r"#\s*define\s+\w*WARP\w*\s+32[uU]?\b"
+    r"|\b\w*(?:[wW]arp|WARP)\w*\s*=\s*32[uU]?\b"  # int warp = 32; constexpr int WARP_SIZE = 32; enum {WARP = 32}
+    r"|threadIdx\.[xyz]\s*(?:%\s*32|&\s*31|>>\s*5|/\s*32)[uU]?\b|\blane\w*\s*&\s*31\b|<<<[^>]*\b32\s*>>>"
     r"|for\s*\(\s*int\s+\w+\s*=\s*16\s*;\s*\w+\s*>\s*0"  # a shuffle reduction starting at 16: 32 lanes
 )
+_MASK = r"(?:0x[fF]{8}(?:[uU]?[lL]{0,2})?\b|~0[uU]?\b|u?int32_t\s*\(\s*-1\s*\))"  # all 32 lanes, in the usual spellings
 MASK32 = re.compile(
-    r"#\s*define\s+\w*MASK\w*\s+0x[fF]{8}\b"
-    r"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*0x[fF]{8}\b|__activemask\s*\("
+    rf"#\s*define\s+\w*MASK\w*\s+{_MASK}"
+    rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}|__activemask\s*\("
 )
-PTX = re.compile(r"\basm\s*(?:volatile\s*)?\(")
+PTX = re.compile(r"\b(?:__asm__|asm)\s*(?:(?:__volatile__|volatile)\s*)?\(")
 
 
 @dataclass(frozen=True)
@@ -214,10 +218,18 @@ class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
         self.found: list[tuple[int, int, str, str]] = []  # line, col, rule, extra message
+        flags = {
+            t.id
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assign) and GUARD.search(ast.unparse(n.value))
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }  # use_cuda = args.cuda and torch.cuda.is_available()
+        guard = re.compile(GUARD.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags)))
         self.guards = [
             (n.lineno, n.end_lineno)
             for n in ast.walk(tree)
-            if isinstance(n, (ast.If, ast.IfExp, ast.While)) and GUARD.search(ast.unparse(n.test))
+            if isinstance(n, (ast.If, ast.IfExp, ast.While)) and guard.search(ast.unparse(n.test))
         ]
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
@@ -262,6 +274,12 @@ class _PyScan:
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imports(node)
             elif isinstance(node, ast.Assign):
+                if (
+                    _is_cuda_str(node.value)
+                    and not self.guarded(node)
+                    and any(re.search("device", _dotted(t), re.I) for t in node.targets)
+                ):  # device = "cuda" as a module-level default or a config field
+                    self.add(node.value, "PC101", f": {ast.unparse(node)[:60]}")
                 if any(_dotted(t).endswith("cudnn.benchmark") for t in node.targets) and (
                     isinstance(node.value, ast.Constant) and node.value.value is True
                 ):
@@ -300,6 +318,8 @@ class _PyScan:
         for k in node.keywords:
             if k.arg == "device" and _is_cuda_str(k.value) and not self.guarded(node):
                 self.add(k.value, "PC101", f": device={k.value.value!r}")
+            if k.arg == "default" and attr == "add_argument" and _is_cuda_str(k.value):
+                self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}")
         if name == "torch.load" and len(node.args) < 2 and not any(k.arg == "map_location" for k in node.keywords):
             self.add(node, "PC104")
         full = self.expand(name)
@@ -453,28 +473,33 @@ def iter_files(paths, exclude=()):
                     yield full
 
 
-def scan(paths, select=None, ignore=None, exclude=()) -> dict:
-    """Scan files and folders; returns the JSON-schema dict (see the module docstring)."""
+def scan_source(path: str, data: bytes) -> list[Finding]:
+    """Findings of one file's contents; ``path`` decides the kind (Python, C++/CUDA or build file)."""
+    kind = _kind(path) or "python"
+    if kind == "python":
+        return scan_python(path, data)
+    text = data.decode("utf-8", "replace")
+    return scan_cpp(path, text) if kind == "cpp" else scan_build(path, text)
+
+
+def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] | None = None) -> dict:
+    """Scan files and folders (and ``stdin``: a (name, contents) pair); returns the JSON-schema dict."""
     findings, errors, n_files, n_lines = [], [], 0, 0
+    sources = []
     for path in iter_files(paths, exclude):
-        kind = _kind(path) or "python"
         try:
             if os.path.islink(path) and not os.path.exists(path):
                 raise OSError("broken symbolic link")
             with open(path, "rb") as fh:
-                data = fh.read()
+                sources.append((path, fh.read()))
         except OSError as e:
             errors.append({"path": path, "error": e.strerror or str(e)})
-            continue
+    for path, data in sources + ([stdin] if stdin else []):
         if b"\0" in data[:8192]:
             continue  # binary
         n_files += 1
         n_lines += data.count(b"\n")
-        if kind == "python":
-            findings += scan_python(path, data)
-        else:
-            text = data.decode("utf-8", "replace")
-            findings += scan_cpp(path, text) if kind == "cpp" else scan_build(path, text)
+        findings += scan_source(path, data)
     keep = [
         f for f in findings
         if (not select or any(f.rule.startswith(s) for s in select))
@@ -513,6 +538,44 @@ def format_text(result: dict) -> str:
     return "\n".join(out)
 
 
+def to_sarif(result: dict) -> dict:
+    """The result as SARIF 2.1.0 (GitHub code scanning, GitLab, Azure DevOps show it inline)."""
+    from helpers import __version__
+
+    level = {"error": "error", "warning": "warning", "info": "note"}
+    rules = [{"id": r.id, "shortDescription": {"text": r.message}, "help": {"text": r.fix},
+              "defaultConfiguration": {"level": level[r.severity]}} for r in RULES.values()]  # fmt: skip
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for f in result["findings"]:
+        uri = os.path.relpath(f["path"]).replace(os.sep, "/")
+        results.append({
+            "ruleId": f["rule"], "ruleIndex": index[f["rule"]], "level": level[f["severity"]],
+            "message": {"text": f"{f['message']}. Fix: {f['fix']}" if f["fix"] else f["message"]},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
+                                                "region": {"startLine": f["line"], "startColumn": f["col"]}}}],
+        })  # fmt: skip
+    notes = [{"level": "error", "message": {"text": f"{e['path']}: could not read: {e['error']}"}}
+             for e in result["errors"]]  # fmt: skip
+    driver = {"name": "portcheck", "version": __version__, "rules": rules}
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "results": results,
+                  "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notes}]}],
+    }  # fmt: skip
+
+
+def changed_files(rev: str) -> list[str]:
+    """Files changed since git revision ``rev`` (committed, staged or not), that still exist."""
+    import subprocess
+
+    out = subprocess.run(["git", "diff", "--name-only", "--diff-filter=ACMR", rev, "--"], capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout
+    return [p for p in (os.path.join(top.strip(), line) for line in out.splitlines() if line) if os.path.isfile(p)]
+
+
 def _rules_arg(value: str) -> list[str]:
     ids = [v.strip().upper() for v in value.split(",") if v.strip()]
     for i in ids:
@@ -523,18 +586,39 @@ def _rules_arg(value: str) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="portcheck", description="Find what breaks or misleads on ROCm.")
-    ap.add_argument("paths", nargs="+", help="files or folders to scan")
-    ap.add_argument("--json", action="store_true", help="machine-readable output (schema in the module docstring)")
+    ap.add_argument("paths", nargs="*", help="files or folders to scan")
+    ap.add_argument("--format", choices=["text", "json", "sarif"], default="text", help="output format")
+    ap.add_argument("--json", action="store_const", const="json", dest="format", help="same as --format json")
     ap.add_argument("--select", type=_rules_arg, help="only these rules (ids or prefixes: PC101,PC2)")
     ap.add_argument("--ignore", type=_rules_arg, help="skip these rules")
     ap.add_argument("--exclude", action="append", default=[], help="glob of paths to skip, relative to PATH")
+    ap.add_argument("--changed", metavar="REV", help="also scan the files changed since git revision REV")
+    ap.add_argument("--stdin", metavar="NAME", help="scan standard input as a file called NAME (editors)")
     a = ap.parse_args(argv)
     missing = [p for p in a.paths if not os.path.exists(p)]
     if missing:
         print(f"portcheck: error: no such file or directory: {missing[0]}", file=sys.stderr)
         return 2
-    result = scan(a.paths, a.select, a.ignore, a.exclude)
-    print(json.dumps(result, indent=2) if a.json else format_text(result))
+    paths = list(a.paths)
+    if a.changed:
+        try:
+            paths += [p for p in changed_files(a.changed) if _kind(p)]
+        except (OSError, subprocess.CalledProcessError) as e:
+            err = getattr(e, "stderr", "") or str(e)
+            print(f"portcheck: error: git cannot list the changes since {a.changed}: {err.strip()}", file=sys.stderr)
+            return 2
+    if not paths and not a.stdin and not a.changed:
+        ap.print_usage(sys.stderr)
+        print("portcheck: error: give files or folders, --changed REV or --stdin NAME", file=sys.stderr)
+        return 2
+    stdin = (a.stdin, sys.stdin.buffer.read()) if a.stdin else None
+    result = scan(paths, a.select, a.ignore, a.exclude, stdin=stdin)
+    if a.format == "json":
+        print(json.dumps(result, indent=2))
+    elif a.format == "sarif":
+        print(json.dumps(to_sarif(result), indent=2))
+    else:
+        print(format_text(result))
     return 1 if any(f["severity"] == "error" for f in result["findings"]) else 0
 
 

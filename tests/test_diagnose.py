@@ -103,6 +103,46 @@ REAL = [
     ),
     ("RuntimeError: ROCm Setup failed despite ROCm being available.", "missing_extension"),
     ("pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", "missing_extension"),
+    # Categories added with the real-error corpus: the line diagnose keys on, from tests/corpus/errors.jsonl.
+    # e014: https://github.com/ROCm/pytorch/issues/2411
+    (
+        "2025-07-24T19:49:48.0375552Z ImportError: libamdhip64.so.7: cannot open shared object file"
+        ": No such file or directory",
+        "shared_lib_load",
+    ),
+    # e069: https://github.com/ROCm/legacy-rocm-build/issues/5000
+    (
+        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:736: UserWarning: Can't ini"
+        "tialize amdsmi - Error code: 34",
+        "wsl_runtime",
+    ),
+    # e005: https://github.com/ROCm/legacy-rocm-build/issues/5051
+    (
+        "Memory access fault by GPU node-1 (Agent handle: 0x55f8b54eec30) on address 0x7f2a53193000"
+        ". Reason: Page not present or supervisor privilege.",
+        "gpu_memory_fault",
+    ),
+    # e077: https://github.com/ROCm/rocBLAS/issues/1300
+    (
+        "rocBLAS error: Cannot read /opt/rocm/rocblas/lib/rocblas/library/TensileLibrary.dat: No su"
+        "ch file or directory",
+        "blas_library",
+    ),
+    # e213: https://github.com/huggingface/transformers/issues/24451
+    (
+        "1294             raise ValueError(\"Your setup doesn't support bf16/(cpu, tpu, neuroncore)."
+        ' You need torch>=1.10")',
+        "nvidia_only_check",
+    ),
+    # e051: https://github.com/ROCm/TheRock/issues/1312
+    ("RuntimeError: PyTorch was compiled without NumPy support", "numpy_compat"),
+    # e143: https://github.com/rusty1s/pytorch_scatter/pull/498
+    (
+        "static assertion failed due to requirement 'sizeof(unsigned int) == 8': The mask must be a 64-bit integer",
+        "extension_build",
+    ),
+    # e183: https://github.com/vllm-project/vllm/issues/49778
+    ("triton.runtime.errors.OutOfResources: out of resource: shared memory,", "triton_rocm"),
 ]
 
 
@@ -234,3 +274,73 @@ def test_miopen_kdb_warning_is_a_missing_package_not_a_find_mode():
         "MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx942304.kdb Performance may degrade"
     )
     assert d.category == "miopen_kdb" and "kdb" in d.fix[0] and "FIND_MODE" not in " ".join(d.fix)
+
+
+@pytest.mark.parametrize("text, category", REAL)
+def test_streaming_gives_the_same_answer(text, category):
+    """diagnose_lines (files, stdin: line by line) agrees with diagnose (the whole text), line included."""
+    from helpers.diagnose import diagnose_lines
+
+    noisy = "step 1: loss 2.31\n" * 50 + text + "\nstep 2: loss 2.2\n" * 50
+    whole, streamed = diagnose(noisy), diagnose_lines(noisy.encode().splitlines(keepends=True))
+    assert (streamed.category, streamed.matched) == (whole.category, whole.matched) and whole.category == category
+
+
+def test_streaming_prefers_the_root_cause_anywhere_in_a_long_log():
+    from helpers.diagnose import diagnose_lines
+
+    def log():  # 200,000 lines: the symptom early, the root cause (an earlier rule) near the end
+        yield b"RuntimeError: No HIP GPUs are available\n"
+        for i in range(200_000):
+            yield f"[rank0] step {i} loss 1.0\n".encode()
+        yield b"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n"
+
+    d = diagnose_lines(log())
+    assert d.category == "arch_not_supported" and d.matched.startswith("hipErrorNoBinaryForGpu")
+
+
+def test_case_and_unicode_do_not_change_the_answer():
+    """Matching ignores case; text whose lower-casing changes length (e.g. 'İ') takes the slow, exact path."""
+    assert diagnose("runtimeerror: no hip gpus are available").category == "device_permissions"
+    d = diagnose("İstanbul cluster: RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB")
+    assert d.category == "out_of_memory" and d.matched.startswith("İstanbul")
+
+
+def test_unknown_says_what_to_search_and_which_facts_to_collect():
+    d = diagnose("INFO starting\nValueError: frobnicator exploded at step 3\nINFO bye")
+    assert d.category == "unknown" and d.matched == ""
+    assert "frobnicator exploded" in d.fix[0]
+    assert any("helpers.doctor --json" in f for f in d.fix) and any("torch.utils.collect_env" in f for f in d.fix)
+    assert diagnose("all good").fix[0].startswith("Search the issue trackers for the error line")
+
+
+def test_cli_reads_a_file_line_by_line(tmp_path, monkeypatch):
+    """The CLI never read()s a whole log: it iterates the file (a 50 MB log stays out of memory)."""
+    import builtins
+
+    import helpers.diagnose as dg
+
+    log = tmp_path / "big.log"
+    log.write_bytes(b"x\n" * 1000 + b"HIP out of memory. Tried to allocate 2.00 GiB\n")
+    real_open, reads = builtins.open, []
+
+    class NoRead:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *a):
+            self.f.close()
+
+        def __iter__(self):
+            return iter(self.f)
+
+        def read(self, *a):
+            reads.append(a)
+            return self.f.read(*a)
+
+    monkeypatch.setattr(builtins, "open", lambda *a, **k: NoRead(real_open(*a, **k)) if str(a[0]) == str(log)
+                        else real_open(*a, **k))  # fmt: skip
+    assert dg.main([str(log), "--json"]) == 0 and reads == []

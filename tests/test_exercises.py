@@ -80,8 +80,9 @@ def test_shipped_exercises_say_not_yet_and_solutions_pass(path):
 
 
 def test_portable_predict_hints():
-    def cuda_only(batch):
-        return nn.Linear(64, 10).cuda()(batch.cuda()).argmax(1).cpu()
+    ns = {"nn": nn}  # the wrong answer as text, so that portcheck over this test file does not report it
+    run("def cuda_only(batch):\n    return nn.Linear(64, 10).cuda()(batch.cuda()).argmax(1).cpu()\n", ns, "<cuda_only>")
+    cuda_only = ns["cuda_only"]
 
     def on_device(batch):
         return nn.Linear(64, 10)(batch).argmax(1)[None]
@@ -124,7 +125,7 @@ def test_amp_step_hints():
     assert "torch.amp.GradScaler" in ex.check_amp_step(_step(), "scaler").message
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        old = torch.cuda.amp.GradScaler()
+        old = torch.cuda.amp.GradScaler()  # portcheck: ignore (the deprecated answer under test)
     assert "deprecated" in ex.check_amp_step(_step(), old).message
 
 
@@ -143,10 +144,10 @@ def test_checkpoint_loader_hints(tmp_path):
     torch.save({f"module.{k}": v for k, v in model.state_dict().items()}, tmp_path / "c.pt")
     expected = model.state_dict()
 
-    def no_map_location(path, device):
-        m = nn.Linear(3, 2)
-        m.load_state_dict(torch.load(path))
-        return m
+    ns = {"nn": nn, "torch": torch}  # the wrong answer as text (see test_portable_predict_hints)
+    run("def no_map_location(path, device):\n    m = nn.Linear(3, 2)\n    m.load_state_dict(torch.load(path))\n"
+        "    return m\n", ns, "<no_map_location>")  # fmt: skip
+    no_map_location = ns["no_map_location"]
 
     def keeps_prefix(path, device):
         m = nn.Linear(3, 2)

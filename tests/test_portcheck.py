@@ -90,7 +90,7 @@ def test_cli_entry_points():
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 4
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 6
 
 
 def test_robust_walk(tmp_path):
@@ -134,3 +134,64 @@ def test_pc101_fix_falls_back_for_real():
     # current_accelerator() alone returns the build's accelerator even when none is usable (check_available=False)
     fix = RULES["PC101"].fix
     assert "check_available=True" in fix or "is_available()" in fix
+
+
+def test_sarif_output_is_valid_sarif_2_1_0(capsys):
+    """--format sarif validates against the official schema (shipped in Microsoft's SARIF multitool, see Makefile)."""
+    import jsonschema
+
+    schema_path = Path(os.environ.get("SARIF_SCHEMA", ROOT / ".venv/npm/node_modules/@microsoft/"
+                                                        "sarif-multitool-linux/sarif-2.1.0.json"))  # fmt: skip
+    if not schema_path.is_file():
+        pytest.skip(f"no SARIF schema at {schema_path} (make unit installs it with npm)")
+    schema = json.loads(schema_path.read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    assert main([str(CORPUS / "py_bad.py"), "--format", "sarif"]) == 1
+    sarif = json.loads(capsys.readouterr().out)
+    validator.validate(sarif)
+    results, rules = sarif["runs"][0]["results"], sarif["runs"][0]["tool"]["driver"]["rules"]
+    assert len(results) == len(expected(CORPUS / "py_bad.py")) and {r["id"] for r in rules} == set(RULES)
+    first = min(results, key=lambda r: r["locations"][0]["physicalLocation"]["region"]["startLine"])
+    assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("portcheck_corpus/py_bad.py")
+    assert rules[first["ruleIndex"]]["id"] == first["ruleId"] and first["level"] in {"error", "warning", "note"}
+    broken = {**sarif, "version": "2.0.0"}
+    assert not validator.is_valid(broken)  # the validator can say no
+
+
+def test_stdin_and_changed_files(tmp_path, monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"import torch\nx = torch.zeros(1).cuda()\n")))
+    assert main(["--stdin", "train.py", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [(f["path"], f["line"], f["rule"]) for f in data["findings"]] == [("train.py", 2, "PC101")]
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a"]
+    (repo / "old.py").write_text("import torch\nm = torch.nn.Linear(1, 1).cuda()\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    (repo / "new.py").write_text("import pynvml\n")
+    subprocess.run([*git, "add", "new.py"], check=True)
+    monkeypatch.chdir(repo)
+    assert main(["--changed", "HEAD", "--json"]) == 0  # pynvml is a warning; old.py did not change
+    paths = {os.path.basename(f["path"]) for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert paths == {"new.py"}
+    assert main(["--changed", "no-such-rev"]) == 2 and "git cannot list" in capsys.readouterr().err
+    assert main([]) == 2 and "--changed REV or --stdin NAME" in capsys.readouterr().err
+
+
+def test_pre_commit_manifest():
+    """pre-commit's own validator accepts .pre-commit-hooks.yaml, and the hook's entry is our console script."""
+    import tomllib
+
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert [h["id"] for h in hooks] == ["portcheck"] and hooks[0]["entry"] in scripts
+    ok = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
+                        capture_output=True, text=True)  # fmt: skip
+    assert ok.returncode == 0, ok.stdout + ok.stderr

@@ -19,3 +19,12 @@ __global__ void reduce(const float* x, float* out, int n) {
   float s = warp_sum(x[threadIdx.x]);
   if (lane == 0) atomicAdd(out, s + mask + active + laneid);
 }
+
+constexpr int WARP_THREADS = 32;  // expect: PC201
+__device__ float tile_sum(float v) {
+  int warp_id = threadIdx.x / 32;  // expect: PC201
+  v += __shfl_xor_sync(0xFFFFFFFFu, v, 1);  // expect: PC202
+  unsigned any = __ballot_sync(~0u, v > 0);  // expect: PC202
+  __asm__ __volatile__("membar.gl;");  // expect: PC203
+  return v + warp_id + any;
+}

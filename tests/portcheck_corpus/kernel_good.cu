@@ -13,3 +13,9 @@ __global__ void reduce(const float* x, float* out, int n) {
   float s = warp_sum(x[threadIdx.x]);
   if (lane == 0) atomicAdd(out, s);
 }
+
+constexpr int kWarpsPerBlock = 4;  // a count of warps, not their width
+__device__ float tile_sum(float v) {
+  int warp_id = threadIdx.x / warpSize;
+  return v + warp_id + kWarpsPerBlock;
+}

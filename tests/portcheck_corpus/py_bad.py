@@ -37,3 +37,11 @@ dist.init_process_group("hccl")  # expect: PC109
 print(subprocess.run(["nvidia-smi", "-L"], capture_output=True).stdout)  # expect: PC112
 os.environ["NVIDIA_TF32_OVERRIDE"] = "0"  # expect: PC114
 os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "1")  # expect: PC114
+import argparse  # noqa: E402
+
+DEVICE = "cuda"  # expect: PC101
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda")  # expect: PC101
+want_gpu = True  # a wish, not an availability test
+if want_gpu:
+    batch = batch.cuda()  # expect: PC101

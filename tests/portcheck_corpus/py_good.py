@@ -25,3 +25,11 @@ w8 = x.to(torch.float8_e4m3fnuz if is_rocm else torch.float8_e4m3fn)  # portchec
 dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
 free, total = torch.cuda.mem_get_info() if device.type == "cuda" else (0, 0)
 print("see nvidia-smi or amd-smi for details")
+use_cuda = torch.cuda.is_available() and not os.environ.get("FORCE_CPU")
+if use_cuda:
+    model = model.cuda()
+if x.is_cuda:
+    y = x.cuda()
+if device.type == "cuda":
+    z = torch.zeros(1).cuda()
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"

@@ -1,0 +1,90 @@
+"""helpers.diagnose on real error texts from public issue threads (tests/corpus/errors.jsonl).
+
+Each entry: the error as printed (only the program's output), the thread it comes from, the category and the fix a
+maintainer would give. The corpus is split once, by thread, into a development part (the rules were tuned on it) and
+a held-out part (about a third, chosen by a hash of the thread). Development must be 100 % right; for the held-out
+part issue 15 asks 90 %: the target is an xfail(strict) until it is reached, and a floor guards against regressions.
+Run `pytest -s tests/test_diagnose_corpus.py` to see the per-category table.
+"""
+
+import hashlib
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from helpers.diagnose import RULES, diagnose
+
+CORPUS = Path(__file__).parent / "corpus" / "errors.jsonl"
+ROWS = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+README = (Path(__file__).parent.parent / "README.md").read_text()
+
+
+def heldout(thread: str) -> bool:
+    return int(hashlib.sha256(thread.encode()).hexdigest(), 16) % 3 == 0
+
+
+def table(split: str) -> tuple[dict, str]:
+    score = defaultdict(lambda: [0, 0])
+    for r in ROWS:
+        if r["split"] == split:
+            score[r["category"]][0] += diagnose(r["text"]).category == r["category"]
+            score[r["category"]][1] += 1
+    lines = [f"{split}: category | right / total"]
+    lines += [f"  {c:22s} {ok:3d} / {n:3d}" for c, (ok, n) in sorted(score.items())]
+    return score, "\n".join(lines)
+
+
+def test_corpus_is_real_sized_and_well_formed():
+    assert len(ROWS) >= 150 and len({r["id"] for r in ROWS}) == len(ROWS)
+    known = {r.category for r in RULES} | {"unknown"}
+    for r in ROWS:
+        assert set(r) == {"id", "category", "split", "text", "url", "thread", "fix"}, r["id"]
+        assert r["url"].startswith("https://") and r["text"].strip() and r["fix"].strip(), r["id"]
+        assert r["category"] in known, (r["id"], r["category"])
+        assert r["split"] == ("heldout" if heldout(r["thread"]) else "dev"), f"{r['id']}: split by thread, once"
+    share = sum(r["split"] == "heldout" for r in ROWS) / len(ROWS)
+    assert 0.25 <= share <= 0.42, share
+    assert len({r["thread"] for r in ROWS}) >= 100, "many sources, not a few threads"
+
+
+def test_every_category_is_documented_in_the_readme():
+    for category in {r.category for r in RULES}:
+        assert f"`{category}`" in README, category
+
+
+def test_development_part_is_all_right():
+    score, text = table("dev")
+    print("\n" + text)
+    wrong = [(r["id"], r["category"], diagnose(r["text"]).category) for r in ROWS
+             if r["split"] == "dev" and diagnose(r["text"]).category != r["category"]]  # fmt: skip
+    assert not wrong, f"{wrong}\n{text}"
+
+
+HELDOUT_TARGET = 0.90  # what issue 15 asks for
+HELDOUT_FLOOR = 0.80  # measured on 2026-11-30: 80 of 96 right (83 %); falling below it is a regression
+
+
+def heldout_accuracy() -> tuple[float, str]:
+    score, text = table("heldout")
+    return sum(ok for ok, _ in score.values()) / sum(n for _, n in score.values()), text
+
+
+def test_heldout_part_does_not_regress():
+    accuracy, text = heldout_accuracy()
+    print(f"\n{text}\nheld-out accuracy: {accuracy:.1%}")
+    assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: the held-out part is at 83 %, the 90 % target is not reached yet")
+def test_heldout_part_reaches_90_percent():
+    accuracy, text = heldout_accuracy()
+    assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r["category"] != "unknown"], ids=lambda r: r["id"])
+def test_a_diagnosis_shows_the_line_it_keyed_on(row):
+    d = diagnose(row["text"])
+    if d.category != "unknown":
+        assert d.matched and d.matched in row["text"].replace("\r", "")
