@@ -52,6 +52,7 @@ def prepare_env() -> None:
         paths.append(site)
         sys.path.insert(0, site)
     os.environ["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    os.environ.setdefault("COURSE_EXPECT_GPU", "1")  # lessons 00 and 05 in their strict, GPU-expecting mode
     sys.path.insert(0, str(ROOT))
 
 
