@@ -106,6 +106,8 @@ RULES = (
     Rule(
         "wrong_wheel",
         (
+            r"No CUDA GPUs are available",
+            r"CUDA driver version is insufficient",
             r"operator torchvision::\w+ does not exist",
             r"DeviceType::HIP INTERNAL ASSERT FAILED",
             r"lib(torch|c10)_cuda\.so: cannot open shared object file",
@@ -132,6 +134,7 @@ RULES = (
     Rule(
         "arch_not_supported",
         (
+            r"gfx\w+[^\n]{0,30}(is )?not (supported|compatible)",
             r"is not compatible with the device ISA",
             r"HSA_STATUS_ERROR_INVALID_ISA",
             r"hipErrorNoBinaryForGpu",
@@ -154,6 +157,10 @@ RULES = (
     Rule(
         "device_permissions",
         (
+            r"(/dev/dri|renderD\d+)[^\n]*Permission denied",
+            r"not a member of (the )?(render|video) group",
+            r"amdgpu_get_auth",
+            r"Failed to open /dev/kfd",
             r"Unexpected error from hipGetDeviceCount",
             r"HSA_STATUS_ERROR_OUT_OF_RESOURCES",
             r"No HIP GPUs are available",
@@ -175,7 +182,13 @@ RULES = (
     ),
     Rule(
         "gpu_memory_fault",
-        (r"Memory access fault by GPU", r"MEMORY_APERTURE_VIOLATION", r"GPU core dump created"),
+        (
+            r"illegal memory access",
+            r"hipErrorIllegalAddress",
+            r"Memory access fault by GPU",
+            r"MEMORY_APERTURE_VIOLATION",
+            r"GPU core dump created",
+        ),
         "A GPU kernel accessed memory it may not (a GPU page fault)",
         "A kernel read or wrote outside its buffers: an index out of range, a kernel built for another GPU (for "
         "instance "
@@ -246,6 +259,8 @@ RULES = (
     Rule(
         "distributed_backend",
         (
+            r"TCPStore",
+            r"RendezvousError|rendezvous",
             r"NCCL failure",
             r"Invalid backend",
             r"Unknown backend type",
@@ -305,6 +320,7 @@ RULES = (
     Rule(
         "triton_rocm",
         (
+            r"triton\.(compiler|runtime)\.errors\.\w+",
             r"triton/backends/amd",
             r"PassManager::run failed",
             r"TritonGPU to LLVM",
@@ -335,6 +351,8 @@ RULES = (
     Rule(
         "attention_kernel",
         (
+            r"(flash|mem(ory)?[ _]efficient|sdpa|fmha|aotriton|ck_tile)\w*.{0,60}(not supported"
+            r"|unsupported|only supports|not compiled)",
             r"for fmha_\w+",
             r"attention on Current AMD GPU is still\s+experimental",
             r"FlashAttention (currently )?only supports",
@@ -368,6 +386,10 @@ RULES = (
     Rule(
         "missing_extension",
         (
+            r"(flash_attn|xformers|apex|bitsandbytes|deepspeed|mamba_ssm|causal_conv1d|vllm)\W[^\n]{0,80}"
+            r"(not (available|installed|supported)|failed to (import|load)|cannot import)",
+            r"ImportError: [^\n]*\.(so|pyd)[^\n:]*: undefined symbol",
+            r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
             r"xFormers can't load C\+\+/CUDA extensions",
             r"Failed to import from \w+\._C",
             r"_C_cutlass",
@@ -417,6 +439,12 @@ RULES = (
     Rule(
         "extension_build",
         (
+            r"ninja: build stopped",
+            r"Error compiling objects for extension",
+            r"(hipcc|clang(-\d+)?|hip-clang): error:",
+            r"\.(cu|cuh|hip|cpp|cc|cxx|h|hpp)(\.\w+)?:\d+:\d+: (fatal )?error:",
+            r"error: command '[^']*(hipcc|nvcc|clang\+\+|g\+\+|c\+\+)' failed",
+            r"Failed building wheel for|Failed to build installable wheels",
             r"reference to __host__ function",
             r"was not declared in this scope",
             r"FileNotFoundError: .*\.(cpp|cu|cuh|h)'",
