@@ -9,6 +9,7 @@ and the loss must have decreased; the exit code is 1 otherwise.
 """
 
 import argparse
+import gc
 import os
 
 import torch
@@ -47,6 +48,20 @@ def main():
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     backend = check_backend(args.backend or dist_backend(device))  # a clear error for "rccl", "hccl", ...
     dist.init_process_group(backend=backend)
+    identical, decreased = train(args, rank, world, local_rank, device, backend)
+    # Everything train() made (DDP and its reducer, the optimizer, the last autograd graph, the tensors gloo's worker
+    # threads saw) is gone now that it returned. Tear the group down while Python is fully alive: a group or a
+    # gloo work item still referenced at interpreter exit can abort the process ("terminate called without an
+    # active exception", pytorch#190489), which is what made this script fail now and then under load.
+    gc.collect()
+    dist.barrier()  # every rank waits until rank 0 has written the checkpoint
+    dist.destroy_process_group()
+    if not (identical and decreased):
+        raise SystemExit(1)
+
+
+def train(args, rank, world, local_rank, device, backend):
+    """Train with DDP, save the checkpoint on rank 0, and return (identical parameters, loss decreased)."""
     amp_dtype, _ = choose_amp_dtype(device)
 
     torch.manual_seed(0)  # the same initial weights everywhere (DDP also broadcasts rank 0's)
@@ -98,13 +113,7 @@ def main():
             f"loss {first:.4f} (first step) -> {losses[-1]:.4f} (last epoch)",
             flush=True,
         )
-    dist.barrier()  # every rank waits until rank 0 has written the checkpoint
-    # Release DDP (it holds the process group) while Python is fully alive, then tear down the group: a group
-    # still referenced at interpreter exit can abort the process ("terminate called without an active exception").
-    del model, opt
-    dist.destroy_process_group()
-    if not (identical and decreased):
-        raise SystemExit(1)
+    return identical, decreased
 
 
 if __name__ == "__main__":
