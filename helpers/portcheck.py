@@ -47,7 +47,7 @@ RULES = {
              "torch.autocast(device.type, dtype=...) and torch.amp.GradScaler(device.type)"),
         Rule("PC103", "warning", "GradScaler used alongside bfloat16 autocast: bf16 needs no scaler",
              "torch.amp.GradScaler(device.type, enabled=(dtype == torch.float16))"),
-        Rule("PC104", "error", "torch.load without map_location: GPU checkpoints fail to load on other machines",
+        Rule("PC104", "warning", "torch.load without map_location: GPU checkpoints fail to load on other machines",
              "torch.load(path, map_location=device)"),
         Rule("PC105", "warning", "torch.cuda.is_bf16_supported() is True unconditionally on ROCm: not a hardware check",
              "run a tiny bf16 op on the device and catch the error (helpers.precision.probe_dtypes)"),
@@ -158,7 +158,9 @@ BUILD_SUFFIXES = (".cmake", ".sh", ".mk")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__",
              ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
              ".ipynb_checkpoints"}  # fmt: skip
-GUARD = re.compile(r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b")
+GUARD = re.compile(
+    r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
+)
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
@@ -219,18 +221,29 @@ class _PyScan:
         self.path, self.source, self.tree = path, source, tree
         self.found: list[tuple[int, int, str, str]] = []  # line, col, rule, extra message
         flags = {
-            t.id
+            _dotted(t)
             for n in ast.walk(tree)
             if isinstance(n, ast.Assign) and GUARD.search(ast.unparse(n.value))
             for t in n.targets
-            if isinstance(t, ast.Name)
-        }  # use_cuda = args.cuda and torch.cuda.is_available()
-        guard = re.compile(GUARD.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags)))
+            if isinstance(t, ast.Name | ast.Attribute)
+        }  # use_cuda = args.cuda and torch.cuda.is_available(); self.cuda = torch.cuda.is_available()
+        guard = re.compile(GUARD.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
         self.guards = [
             (n.lineno, n.end_lineno)
             for n in ast.walk(tree)
-            if isinstance(n, (ast.If, ast.IfExp, ast.While)) and guard.search(ast.unparse(n.test))
+            if isinstance(n, ast.If | ast.IfExp | ast.While) and guard.search(ast.unparse(n.test))
         ]
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job
+                self.guards.append((fn.lineno, fn.end_lineno))
+            for stmt in fn.body:  # `if not torch.cuda.is_available(): return` guards the rest of the function
+                if (
+                    isinstance(stmt, ast.If)
+                    and not stmt.orelse
+                    and guard.search(ast.unparse(stmt.test))
+                    and isinstance(stmt.body[-1], ast.Return | ast.Raise)
+                ):
+                    self.guards.append((stmt.end_lineno + 1, fn.end_lineno))
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
         for n in ast.walk(tree):
@@ -241,8 +254,9 @@ class _PyScan:
                 self.aliases.update({a.asname or a.name: f"{n.module}.{a.name}" for a in n.names})
             elif isinstance(n, ast.Try) and any(_catches_import_error(h) for h in n.handlers):
                 self.optional |= {m.split(".")[0] for stmt in n.body for m in _modules(stmt)}
-            elif isinstance(n, ast.If) and "find_spec" in ast.unparse(n.test):
-                self.optional |= {m.split(".")[0] for sub in ast.walk(n) for m in _modules(sub)}
+            elif isinstance(n, ast.If):  # an import inside a branch (find_spec, a --quantize option) is opt-in
+                self.optional |= {m.split(".")[0] for stmt in n.body + n.orelse for sub in ast.walk(stmt)
+                                  for m in _modules(sub)}  # fmt: skip
         self.triton = any(m.split(".")[0] == "triton" for n in ast.walk(tree) for m in _modules(n))
 
     def expand(self, name: str) -> str:
@@ -412,12 +426,32 @@ def scan_python(path: str, data: bytes) -> list[Finding]:
     return sorted({f for f in out if f}, key=lambda f: (f.line, f.col, f.rule))
 
 
+def _cuda_arch_only(lines: list[str]) -> set[int]:
+    """Line numbers in the first branch of an `#if ... __CUDA_ARCH__ ...` that has an #else/#elif: HIP's compiler
+    does not define __CUDA_ARCH__, so on ROCm that branch is compiled out and the fallback is used."""
+    stack, spans = [], []  # stack: [start line, is a __CUDA_ARCH__ test, line of its first #else/#elif or None]
+    for i, raw in enumerate(lines, 1):
+        d = raw.strip()
+        if re.match(r"#\s*if", d):
+            stack.append([i, "__CUDA_ARCH__" in d, None])
+        elif re.match(r"#\s*(else|elif)", d) and stack and stack[-1][2] is None:
+            stack[-1][2] = i
+        elif re.match(r"#\s*endif", d) and stack:
+            start, arch, other = stack.pop()
+            if arch and other:
+                spans.append((start, other))
+    return {n for a, b in spans for n in range(a, b)}
+
+
 def scan_cpp(path: str, source: str) -> list[Finding]:
     lines, out = source.splitlines(), []
+    compiled_out = _cuda_arch_only(lines)
     for i, raw in enumerate(lines, 1):
         code = raw.split("//", 1)[0]
         for rule, rx in (("PC201", WARP32), ("PC202", MASK32), ("PC203", PTX)):
             m = rx.search(code)
+            if m and rule == "PC203" and i in compiled_out:
+                continue  # inline PTX with a fallback for everything that is not NVIDIA device code
             if m:
                 out.append(_finding(path, lines, i, m.start() + 1, rule))
         if "#include" in code or "::" in code:

@@ -28,3 +28,11 @@ def attention(q, k, v, training):  # q, k, v: (B, S, H, D), flash-attn's layout
 norm = torch.nn.RMSNorm(64)
 opt = torch.optim.AdamW(norm.parameters(), lr=1e-3, fused=False)
 WARP = 32  # not a Triton file: PC306 does not apply (C++ warp sizes are PC201)
+
+
+def quantize(model, bits):
+    if bits == 4:  # an opt-in branch: bitsandbytes is imported only when asked for
+        import bitsandbytes as bnb
+
+        return bnb.nn.Linear4bit
+    return model

@@ -28,3 +28,11 @@ __device__ float tile_sum(float v) {
   __asm__ __volatile__("membar.gl;");  // expect: PC203
   return v + warp_id + any;
 }
+
+__device__ float rcp_no_fallback(float x) {
+  float r = x;
+#if defined(__CUDA_ARCH__)
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));  // expect: PC203
+#endif
+  return r;
+}

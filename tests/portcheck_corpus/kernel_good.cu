@@ -19,3 +19,13 @@ __device__ float tile_sum(float v) {
   int warp_id = threadIdx.x / warpSize;
   return v + warp_id + kWarpsPerBlock;
 }
+
+__device__ float fast_rcp(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));  // NVIDIA only, with a portable fallback below
+  return r;
+#else
+  return 1.0f / x;
+#endif
+}
