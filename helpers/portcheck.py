@@ -602,8 +602,6 @@ def to_sarif(result: dict) -> dict:
 
 def changed_files(rev: str) -> list[str]:
     """Files changed since git revision ``rev`` (committed, staged or not), that still exist."""
-    import subprocess
-
     out = subprocess.run(["git", "diff", "--name-only", "--diff-filter=ACMR", rev, "--"], capture_output=True,
                          text=True, check=True).stdout  # fmt: skip
     top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True).stdout
