@@ -146,13 +146,26 @@ def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
 
 
 def _arch_supported(arch: str, arch_list: tuple[str, ...]) -> bool:
-    """Is this GPU target in the wheel? ROCm: exact gfx name. CUDA: sm_XY, or older PTX to JIT."""
+    """Is this GPU target in the wheel? ROCm: the exact gfx name. CUDA (CUDA C++ Programming Guide, "Binary
+    Compatibility"): a cubin for sm_XY runs on X.Z with Z >= Y (sm_86 code on an sm_89 L40S), an arch-specific one
+    (sm_90a) on X.Y only, and PTX (compute_XY) is compiled at load time for any GPU of X.Y or newer."""
     if arch in arch_list:
         return True
-    if arch.startswith("sm_"):
-        cap = int(arch[3:])
-        return any(a.startswith("compute_") and int(a[8:]) <= cap for a in arch_list)
+    if not arch.startswith("sm_"):
+        return False
+    cap = _cap(arch)
+    for a in arch_list:
+        if a.startswith("compute_") and _cap(a) <= cap:
+            return True
+        if a.startswith("sm_") and _cap(a) // 10 == cap // 10 and _cap(a) <= cap:
+            if not a.endswith("a") or _cap(a) == cap:
+                return True
     return False
+
+
+def _cap(target: str) -> int:
+    """ "sm_89" -> 89, "sm_90a" -> 90, "compute_120" -> 120."""
+    return int("".join(ch for ch in target.split("_", 1)[1] if ch.isdigit()))
 
 
 def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) -> list[str]:

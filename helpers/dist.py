@@ -11,6 +11,7 @@ On ROCm the collective library is RCCL, and PyTorch still calls its backend ``"n
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
 import subprocess
@@ -46,11 +47,16 @@ class TorchrunResult:
     timed_out: bool
 
 
-def run_torchrun(script: str, args=(), nproc: int = 2, timeout: float = 300, env=None) -> TorchrunResult:
-    """``torchrun --standalone --nproc-per-node N script args`` as a child process group.
+GRACE_S = 10  # after SIGTERM, how long torchrun gets to stop its workers before everything is killed
 
-    Runs ``python -m torch.distributed.run`` (what the ``torchrun`` command runs) in a new session,
-    and kills the whole group afterwards, so no worker outlives the call, even on failure or timeout.
+
+def run_torchrun(script: str, args=(), nproc: int = 2, timeout: float = 300, env=None) -> TorchrunResult:
+    """``torchrun --standalone --nproc-per-node N script args`` as a child process, bounded by ``timeout``.
+
+    Runs ``python -m torch.distributed.run`` (what the ``torchrun`` command runs). torchrun starts each worker in
+    a session of its own and stops them when it gets SIGTERM; a worker that ignores SIGTERM (stuck in a collective,
+    in a kernel) is killed here after ``GRACE_S`` seconds, with its process group. No worker outlives the call, on
+    success, failure, timeout or an interrupt (Ctrl-C, the notebook's stop button).
     """
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={nproc}", script]
     proc = subprocess.Popen(
@@ -66,15 +72,37 @@ def run_torchrun(script: str, args=(), nproc: int = 2, timeout: float = 300, env
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(proc.pid, signal.SIGTERM)
-        try:
-            out, _ = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+        out = _stop(proc)
     finally:
-        _kill_group(proc.pid, signal.SIGKILL)  # stragglers of the group, if any
+        if proc.poll() is None:  # interrupted: stop torchrun and its workers before the exception goes on
+            _stop(proc)
     return TorchrunResult(proc.returncode, out or "", timed_out)
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    """SIGTERM to torchrun (it forwards it to its workers); after GRACE_S, SIGKILL to it and to each worker's group."""
+    workers = _children(proc.pid)  # each leads its own process group (torch elastic's SubprocessHandler)
+    _kill_group(proc.pid, signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=GRACE_S)[0]
+    except subprocess.TimeoutExpired:
+        for pid in [proc.pid, *workers]:
+            _kill_group(pid, signal.SIGKILL)
+        return proc.communicate()[0]  # the pipe closes once the last worker is gone
+
+
+def _children(pid: int) -> list[int]:
+    """PIDs whose parent is ``pid``, from /proc (Linux; an empty list elsewhere)."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])  # "pid (comm) state ppid ..."
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid:
+            found.append(int(stat.split("/")[2]))
+    return found
 
 
 def _kill_group(pgid: int, sig) -> None:

@@ -4,7 +4,9 @@ through the real ``helpers.device.read_facts``, so what the tests see is what re
 Names, targets and PCI classes follow ../shared/ROCM_FACTS.md and what PyTorch reports on those machines.
 """
 
+import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,11 @@ from tests.fakes import (
     make_root,
     rocm_gpu,
 )
+
+# make mutation: mutmut's coverage pass runs with MUTANT_UNDER_TEST=stats, kept in-process as well. A subprocess that
+# a test starts would inherit it and try to record coverage where mutmut is not listening: it runs plain code instead.
+if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+    del os.environ["MUTANT_UNDER_TEST"]
 
 # torch.cuda.get_arch_list() of a ROCm 7.x wheel and of a CUDA 13.0 wheel (PyPI torch 2.14.1).
 ROCM_ARCHES = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200",
@@ -61,7 +68,21 @@ def simulate(torch_fake, files) -> object:
         return read_facts(torch_fake, str(make_root(Path(d), **files)), environ={})
 
 
-MACHINES = {name: simulate(t, files) for name, (t, files) in SPECS.items()}
+class _Machines(Mapping):
+    """name -> read_facts() of that machine, made afresh on every lookup: a change to read_facts (make mutation)
+    reaches every test that uses a machine, not only the first one."""
+
+    def __getitem__(self, name):
+        return simulate(*SPECS[name])
+
+    def __iter__(self):
+        return iter(SPECS)
+
+    def __len__(self):
+        return len(SPECS)
+
+
+MACHINES = _Machines()
 
 
 @pytest.fixture(params=sorted(MACHINES))

@@ -58,3 +58,21 @@ def test_first_vs_steady_synchronises_the_gpu(monkeypatch):
     first_vs_steady(lambda: events.append("step"), device=gpu, runs=2)
     assert events[:3] == [("sync", gpu), "step", ("sync", gpu)]
     assert events.count("step") == 3 and all(e != "step" or events[i + 1][0] == "sync" for i, e in enumerate(events))
+
+
+def test_measure_synchronises_and_reads_peak_memory_on_a_gpu(monkeypatch):
+    """The GPU branch with fakes of torch.cuda's real API (torch/cuda/__init__.py, torch/cuda/memory.py):
+    synchronize(device), reset_peak_memory_stats(device), max_memory_allocated(device) -> bytes."""
+    events = []
+    gpu = torch.device("cuda", 0)  # portcheck: ignore=PC101 (never touched: torch.cuda is faked)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: events.append(("sync", device)))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: events.append(("reset", device)))
+    monkeypatch.setattr(
+        torch.cuda, "max_memory_allocated", lambda device=None: events.append(("peak", device)) or 3 << 20
+    )
+    r = measure(lambda: events.append("step"), label="gpu", device=gpu, warmup=2, min_run_time=0.01)
+    assert events[:4] == ["step", "step", ("sync", gpu), ("reset", gpu)]  # warm-up, then a clean peak
+    timed = events[4:-1]
+    assert timed and all(timed[i + 1] == ("sync", gpu) for i, e in enumerate(timed) if e == "step")
+    assert events[-1] == ("peak", gpu) and r.peak_memory_mb == 3.0 and r.device == "cuda:0"
+    assert timed.count("step") >= r.runs  # every timed step was followed by its synchronisation

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from compare_runs import compare  # noqa: E402
+from tools.compare_runs import compare
 
 
 def metric(value, better, unit="images/s"):

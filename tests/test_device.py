@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from helpers import device as hd
-from tests.conftest import MACHINES, MI250X
+from tests.conftest import CUDA_ARCHES, MACHINES, MI250X
 from tests.fakes import (
     H100_PCI,
     MI250X_PCI,
@@ -145,3 +145,20 @@ def test_this_machine():
     assert info.torch_version == torch.__version__
     assert hd.pick_device().type == info.device.type
     assert "backend:" in hd.describe()
+
+
+@pytest.mark.parametrize("arch, arch_list, ok", [
+    ("sm_90", ("sm_80", "compute_80"), True),  # PTX for 8.0 is JIT-compiled on a 9.0 GPU
+    ("sm_90", ("sm_80", "sm_86"), False),  # a cubin runs within its major version only: no PTX, no kernels
+    ("sm_89", CUDA_ARCHES, True),  # L40S / RTX 4090: the wheel's sm_86 cubins run on 8.9
+    ("sm_121", CUDA_ARCHES, True),  # DGX Spark (GB10): sm_120 cubins
+    ("sm_80", ("sm_86",), False),  # ... but not on an older minor version
+    ("sm_90", ("sm_90a",), True),  # arch-specific cubins run on that exact target
+    ("sm_100", ("sm_90a", "sm_90"), False),
+    ("sm_86", ("sm_75", "compute_90"), False),  # PTX for a newer target does not run on an older GPU
+    ("sm_120", ("sm_90", "compute_120"), True),
+    ("gfx942", ("gfx90a", "gfx942"), True),
+    ("gfx1103", ("gfx1100", "gfx1101"), False),  # ROCm: exact targets only, no PTX-like fallback
+])  # fmt: skip
+def test_arch_supported_reads_ptx_entries(arch, arch_list, ok):
+    assert hd._arch_supported(arch, arch_list) is ok

@@ -83,6 +83,46 @@ def test_timeout_reaps_every_worker(tmp_path):
     assert running_with(marker) == []
 
 
+def test_timeout_kills_workers_that_ignore_sigterm(tmp_path, monkeypatch):
+    """torchrun SIGTERMs its workers and waits 30 s before it kills them; the call must not wait for them (before this
+    test it waited until the workers' own sleep ended: 600 s), and no worker may be left behind."""
+    import helpers.dist
+
+    monkeypatch.setattr(helpers.dist, "GRACE_S", 3)
+    marker = f"stubborn-{uuid.uuid4().hex}"
+    script = tmp_path / f"{marker}.py"
+    script.write_text("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n")
+    t0 = time.monotonic()
+    r = run_torchrun(str(script), nproc=2, timeout=6)
+    assert r.timed_out and time.monotonic() - t0 < 60
+    assert running_with(marker) == []
+
+
+def test_an_interrupt_stops_torchrun_and_its_workers(tmp_path, monkeypatch):
+    """Ctrl-C (the notebook's stop button) while torchrun runs: the KeyboardInterrupt goes on, no worker stays."""
+    import subprocess
+
+    marker = f"interrupted-{uuid.uuid4().hex}"
+    script = tmp_path / f"{marker}.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    real = subprocess.Popen.communicate
+    calls = []
+
+    def communicate(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:  # the first wait: interrupted once both workers run
+            deadline = time.monotonic() + 60
+            while len(running_with(marker)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            raise KeyboardInterrupt
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "communicate", communicate)
+    with pytest.raises(KeyboardInterrupt):
+        run_torchrun(str(script), nproc=2, timeout=300)
+    assert len(calls) == 2 and running_with(marker) == []
+
+
 def test_process_finder_really_finds_processes():
     # the reaping tests above would pass vacuously if running_with() never found anything
     import subprocess

@@ -1,9 +1,11 @@
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 
 import pytest
+import torch
 
 from helpers import doctor
 from helpers.doctor import Machine, run_checks
@@ -24,7 +26,8 @@ def machine(name, **kw):
         groups=("render", "video", "users"),
         shm_bytes=8 * GiB,
         op_errors=GPU_OPS,
-        free_memory=(100 * GiB, 192 * GiB) if gpu else None,
+        # torch.cuda.mem_get_info: (free, total) of the first GPU; free is below total (the runtime keeps some)
+        free_memory=(f.gpus[0].total_memory - 2 * GiB, f.gpus[0].total_memory) if gpu else None,
         torchvision="0.29.1",
     )
     return Machine(**{**base, **kw})
@@ -135,3 +138,74 @@ def test_this_machine_cli():
     assert "import torch" in names and "numpy" in names
     human = subprocess.run([sys.executable, "-m", "helpers.doctor"], capture_output=True, text=True)
     assert human.returncode == r.returncode and "pass," in human.stdout
+
+
+@pytest.mark.parametrize("name,code", [("mi300x", 0), ("container_no_kfd", 1), ("cuda_wheel_on_amd", 1)])
+def test_main_exit_code_follows_the_verdicts(monkeypatch, capsys, name, code):
+    monkeypatch.setattr(doctor, "gather", lambda: machine(name))
+    assert doctor.main([]) == code
+    text = capsys.readouterr().out
+    assert ("NOT ready" in text) == bool(code) and text.splitlines()[-1].endswith("ready" if not code else "first")
+    assert doctor.main(["--json"]) == code
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] is (code == 0) and (data["summary"]["FAIL"] == 0) is (code == 0)
+    assert [c["name"] for c in data["checks"]] == [c.name for c in run_checks(machine(name))]
+
+
+def test_gather_reads_dev_groups_and_runs_the_ops(monkeypatch):
+    """gather() on this machine, with the OS reads replaced by ones that answer differently per path."""
+    monkeypatch.setattr(doctor, "_render_node", lambda: "/dev/dri/renderD129")
+    monkeypatch.setattr(doctor, "_access", lambda p: {"/dev/kfd": "denied"}.get(p, "ok"))
+    monkeypatch.setattr(doctor, "_groups", lambda: ("video",))
+    monkeypatch.setattr(doctor, "_shm", lambda: 3 * GiB)
+    m = doctor.gather()
+    assert m.dev_access == {"/dev/kfd": "denied", "/dev/dri/renderD129": "ok"}
+    assert m.groups == ("video",) and m.shm_bytes == 3 * GiB and m.torch_error is None
+    assert m.is_root == (os.geteuid() == 0)
+    assert m.op_errors == {"tiny op": None, "bf16 op": None}  # both ran on the CPU and gave 512
+    assert m.facts.torch_version == torch.__version__ and m.numpy_error is None
+    assert m.torchvision == __import__("torchvision").__version__
+
+
+def test_run_ops_reports_a_wrong_answer_and_an_error(monkeypatch):
+    real_ones = torch.ones
+
+    def ones(*shape, dtype=None, device=None):
+        if dtype == torch.bfloat16:
+            raise RuntimeError("HIP error: invalid device function\nmore")
+        return real_ones(*shape, dtype=dtype, device=device) * 2  # a wrong result, not an exception
+
+    monkeypatch.setattr(torch, "ones", ones)
+    errors = doctor._run_ops(torch.device("cpu"))
+    assert errors["bf16 op"] == "RuntimeError: HIP error: invalid device function"
+    assert errors["tiny op"].startswith("AssertionError")
+
+
+def test_gather_reads_free_memory_on_a_gpu(monkeypatch):
+    """The GPU branch: torch.cuda.mem_get_info(device) returns (free, total) bytes (torch/cuda/memory.py)."""
+    import helpers.device as hd
+
+    seen = {}
+
+    def mem_get_info(device=None):
+        seen["mem"] = device
+        return (20 * GiB, 24 * GiB)
+
+    monkeypatch.setattr(hd, "pick_device", lambda prefer, facts: torch.device("cuda"))
+    monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
+    monkeypatch.setattr(doctor, "_run_ops", lambda device: seen.setdefault("ops", device) and {"tiny op": None})
+    m = doctor.gather()
+    assert m.free_memory == (20 * GiB, 24 * GiB) and seen == {"mem": torch.device("cuda"), "ops": torch.device("cuda")}
+    assert m.op_errors == {"tiny op": None}
+
+
+def test_gather_turns_a_broken_torch_into_a_finding(monkeypatch):
+    import helpers.device as hd
+
+    def broken(*a, **k):
+        raise OSError("libamdhip64.so.7: cannot open shared object file")
+
+    monkeypatch.setattr(hd, "read_facts", broken)
+    m = doctor.gather()
+    assert m.torch_error == "OSError: libamdhip64.so.7: cannot open shared object file" and m.facts is None
+    assert m.dev_access  # read before torch

@@ -1,7 +1,6 @@
 """make gpu-check runs the lessons in their strict, GPU-expecting mode (COURSE_EXPECT_GPU=1)."""
 
 import os
-import sys
 from pathlib import Path
 
 import nbformat
@@ -11,8 +10,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 ROOT = Path(__file__).parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-import gpu_check  # noqa: E402
+from tools import gpu_check
 
 
 def test_prepare_env_turns_on_the_strict_mode(tmp_path, monkeypatch):

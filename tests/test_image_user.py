@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-from image_user import plan  # noqa: E402
+from tools.image_user import plan
 
 BASE_PASSWD = "root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
 BASE_GROUP = "root:x:0:\nvideo:x:44:\nplugdev:x:46:\n"

@@ -38,12 +38,10 @@ def test_notebook_is_clean(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_papermill_sees_every_parameter(path):
     """`papermill --help-notebook` lists every knob: its parser skips lines with two `=` (e.g. `>=` in a comment)."""
-    import sys
 
     import papermill
 
-    sys.path.insert(0, str(path.parent.parent / "tools"))
-    from run_notebooks import defined_parameters
+    from tools.run_notebooks import defined_parameters
 
     names = defined_parameters(path)
     assert names and list(papermill.inspect_notebook(str(path))) == names

@@ -103,3 +103,21 @@ def test_autocast_device_type_and_enabled(dtype, enabled):
     with ctx:
         y = torch.nn.Linear(8, 8)(torch.ones(2, 8))
     assert y.dtype == (dtype if enabled else torch.float32)
+
+
+@pytest.mark.parametrize("name, want", [("mi300x", torch.bfloat16), ("rx6900xt", torch.float16),
+                                        ("h100", torch.bfloat16)])  # fmt: skip
+def test_choose_amp_dtype_on_a_gpu_reads_the_gpu_target(monkeypatch, name, want):
+    """choose_amp_dtype's GPU branch: the simulated machine (fake torch through the real read_facts) gives the target;
+    the probe runs on the device it is given (faked: no GPU here) and both low-precision dtypes run."""
+    import helpers.device as hd
+
+    probed = []
+    monkeypatch.setattr(hd, "read_facts", lambda *a, **k: MACHINES[name])
+    monkeypatch.setattr(hp, "probe_dtypes", lambda d: probed.append(d) or {torch.float32: True, torch.bfloat16: True,
+                                                                            torch.float16: True})  # fmt: skip
+    gpu = torch.device("cuda")  # portcheck: ignore=PC101 (never touched: the probe is faked)
+    dtype, why = hp.choose_amp_dtype(gpu)
+    assert dtype == want and probed == [gpu], why
+    if want == torch.float16:
+        assert "gfx1030 has no bfloat16 matrix units" in why

@@ -1,10 +1,13 @@
 """`make run`'s runner: runs every notebook even after a failure, passes parameters, writes the summaries."""
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -22,6 +25,16 @@ def notebook(path: Path, code: str):
 
 
 def runner(*args, cwd):
+    """tools/run_notebooks.py's main() in this process (so make mutation sees it), as the command line would."""
+    from tools.run_notebooks import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in args])
+    return SimpleNamespace(returncode=code, stdout=out.getvalue(), stderr=err.getvalue())
+
+
+def cli(*args, cwd):
     return subprocess.run([sys.executable, str(ROOT / "tools" / "run_notebooks.py"), *map(str, args)],
                           capture_output=True, text=True, timeout=300, cwd=cwd)  # fmt: skip
 
@@ -77,8 +90,7 @@ def test_a_parameter_the_notebook_does_not_define_stops_the_run(tmp_path):
 
 
 def test_the_shipped_profiles_fit_the_notebooks():
-    sys.path.insert(0, str(ROOT / "tools"))
-    from run_notebooks import load_params
+    from tools.run_notebooks import load_params
 
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     for profile in ("smoke", "full"):
@@ -100,5 +112,6 @@ def test_runner_rejects_a_bad_parameters_file(tmp_path, text, hint):
 
 
 def test_runner_rejects_a_missing_notebook(tmp_path):
-    r = runner("--out", tmp_path / "build", tmp_path / "nope.ipynb", cwd=tmp_path)
+    r = cli("--out", tmp_path / "build", tmp_path / "nope.ipynb", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("error: no such notebook:") and "nope.ipynb" in r.stderr
+    assert runner("--out", tmp_path / "build", tmp_path / "nope.ipynb", cwd=tmp_path).returncode == 2
