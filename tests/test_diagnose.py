@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from helpers.diagnose import RULES, diagnose, format_diagnosis, install, main
 
-# Every real message of ../shared/ROCM_FACTS.md ("Real error messages"), and more seen in the wild.
+# Every real message of ../shared/ROCM_FACTS.md ("Real error messages"), and more seen in the wild: printed text only,
+# never a sentence written to contain a rule's keyword (tests/corpus/errors.jsonl holds hundreds more, with sources).
 REAL = [
     ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", "arch_not_supported"),
     (
@@ -25,7 +26,6 @@ REAL = [
     ("RuntimeError: No HIP GPUs are available", "device_permissions"),
     ("Unable to open /dev/kfd read-write: Permission denied", "device_permissions"),
     ("AssertionError: Torch not compiled with CUDA enabled", "wrong_wheel"),
-    ("torch.version.hip is None on an AMD machine", "wrong_wheel"),
     (
         "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
         "device_mismatch",
@@ -35,13 +35,11 @@ REAL = [
         "device_mismatch",
     ),
     ("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'", "dtype_unsupported"),
-    ("AttributeError: torch has no float8_e4m3fn on gfx942; use float8_e4m3fnuz", "dtype_unsupported"),
     ("ValueError: Invalid backend: 'rccl'", "distributed_backend"),
     (
         "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
         "distributed_backend",
     ),
-    ("HCCL_HOME is not set", "distributed_backend"),  # portcheck: ignore
     ("AssertionError: Unknown backend type rccl", "distributed_backend"),
     ("RuntimeError: Tensor on device meta is not on the expected device cpu!", "device_mismatch"),
     ("RuntimeError: Placeholder storage has not been allocated on MPS device!", "device_mismatch"),
@@ -52,7 +50,6 @@ REAL = [
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "missing_extension"),
     ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx90a68.kdb", "miopen_kdb"),
     ("miopenStatusUnknownError", "miopen"),
-    ("HSA_OVERRIDE_GFX_VERSION=10.3.0 set on gfx1100", "arch_not_supported"),
     # Lesson 08's dependencies, as printed (sources: flash-attn csrc/flash_attn/flash_api.cpp, Dao-AILab/flash-attention
     # issues 933 and 966, PyTorch aten/src/ATen/native/transformers/cuda/sdp_utils.cpp, ROCm/TheRock#1364, xformers
     # ops/fmha/dispatch.py and common.py, NVIDIA/apex#1593 and apex/optimizers/fused_adam.py, bitsandbytes#828,
