@@ -30,7 +30,7 @@ DOCKER_GPU_FLAGS := --device=/dev/kfd --device=/dev/dri --group-add $$(stat -c %
 # make docker-run writes into the mounted build/: run as the host's user, so the files are the host user's own.
 DOCKER_AS_ME := --user $$(id -u):$$(id -g) -e HOME=/tmp -e USER=course
 
-.PHONY: help run lab test lint hygiene unit nbval doctor gpu-check clean docker-build docker-lab docker-test docker-run
+.PHONY: help run lab test lint hygiene unit nbval doctor gpu-check mutation clean docker-build docker-lab docker-test docker-run
 
 help:
 	@echo "make run        execute every notebook (papermill) -> build/executed, build/html, build/summary.md,"
@@ -38,6 +38,7 @@ help:
 	@echo "make lab        JupyterLab on 127.0.0.1:$(LAB_PORT), token-protected"
 	@echo "make test       lint + notebook hygiene + unit tests + nbval over every notebook"
 	@echo "make gpu-check  unit tests + nbval per notebook with a timed summary (for a GPU machine)"
+	@echo "make mutation   mutation testing of helpers/ and tools/ (mutmut; slow, not part of make test)"
 	@echo "make docker-build / docker-lab / docker-test / docker-run   the ROCm workshop image (README)"
 
 $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
@@ -88,6 +89,16 @@ doctor: $(ENV_STAMP)
 
 gpu-check:
 	$(PYTHON) tools/gpu_check.py
+
+# mutmut copies the project to mutants/ and runs the tests there once per mutant. Inside it, `make` (test_lab) must use
+# this environment as it is, never build one in mutants/: COURSE_SYSTEM_PYTHON=1 with this venv's python.
+# MUTANTS selects functions, e.g. MUTANTS='helpers.doctor*'; `mutmut results` / `mutmut show NAME` afterwards.
+MUTMUT_VERSION := 3.8.1
+MUTANTS ?=
+mutation: $(ENV_STAMP)
+	$(PY) -m pip install --quiet mutmut==$(MUTMUT_VERSION)
+	COURSE_SYSTEM_PYTHON=1 PYTHON=$(abspath $(PY)) $(PY) -m mutmut run $(MUTANTS)
+	$(PY) tools/mutation_report.py
 
 clean:
 	rm -rf build

@@ -157,7 +157,7 @@ BUILD_NAMES = ("setup.py", "CMakeLists.txt", "Makefile", "Dockerfile", "build.sh
 BUILD_SUFFIXES = (".cmake", ".sh", ".mk")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__",
              ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
-             ".ipynb_checkpoints"}  # fmt: skip
+             ".ipynb_checkpoints", "mutants"}  # fmt: skip  (mutants: mutmut's copy of a project)
 GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
 )
@@ -219,7 +219,15 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
 class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
-        self.found: list[tuple[int, int, str, str]] = []  # line, col, rule, extra message
+        self.found: list[tuple] = []  # line, col, rule, extra message, severity (None: the rule's)
+        # def f(device=torch.device("cuda")): a default that callers can (and usually do) override
+        self.defaults = {
+            id(sub)
+            for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
+            for sub in ast.walk(d)
+        }
         flags = {
             _dotted(t)
             for n in ast.walk(tree)
@@ -257,6 +265,8 @@ class _PyScan:
             elif isinstance(n, ast.If):  # an import inside a branch (find_spec, a --quantize option) is opt-in
                 self.optional |= {m.split(".")[0] for stmt in n.body + n.orelse for sub in ast.walk(stmt)
                                   for m in _modules(sub)}  # fmt: skip
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):  # so is a lazy import in a function body
+                self.optional |= {m.split(".")[0] for sub in ast.walk(n) for m in _modules(sub)}
         self.triton = any(m.split(".")[0] == "triton" for n in ast.walk(tree) for m in _modules(n))
 
     def expand(self, name: str) -> str:
@@ -266,7 +276,11 @@ class _PyScan:
         return f"{full}.{rest}" if rest else full
 
     def add(self, node, rule, extra=""):
-        self.found.append((node.lineno, node.col_offset + 1, rule, extra))
+        if rule == "PC101" and id(node) in self.defaults:
+            extra, severity = ": a parameter's default: callers that leave it out fail on CPU-only machines", "warning"
+        else:
+            severity = None
+        self.found.append((node.lineno, node.col_offset + 1, rule, extra, severity))
 
     def guarded(self, node) -> bool:
         return any(a <= node.lineno <= b for a, b in self.guards)
@@ -403,12 +417,12 @@ def _ignored(line: str, rule: str) -> bool:
     return bool(m) and (m.group(1) is None or rule in {r.strip() for r in m.group(1).split(",")})
 
 
-def _finding(path, lines, line, col, rule, extra="") -> Finding | None:
+def _finding(path, lines, line, col, rule, extra="", severity=None) -> Finding | None:
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if _ignored(text, rule):
         return None
     r = RULES[rule]
-    return Finding(path, line, col, rule, r.severity, r.message + extra, r.fix)
+    return Finding(path, line, col, rule, severity or r.severity, r.message + extra, r.fix)
 
 
 def scan_python(path: str, data: bytes) -> list[Finding]:

@@ -191,11 +191,12 @@ def test_gather_reads_free_memory_on_a_gpu(monkeypatch):
         seen["mem"] = device
         return (20 * GiB, 24 * GiB)
 
-    monkeypatch.setattr(hd, "pick_device", lambda prefer, facts: torch.device("cuda"))
+    gpu = torch.device("cuda")  # portcheck: ignore=PC101 (never touched: torch.cuda is faked)
+    monkeypatch.setattr(hd, "pick_device", lambda prefer, facts: gpu)
     monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
     monkeypatch.setattr(doctor, "_run_ops", lambda device: seen.setdefault("ops", device) and {"tiny op": None})
     m = doctor.gather()
-    assert m.free_memory == (20 * GiB, 24 * GiB) and seen == {"mem": torch.device("cuda"), "ops": torch.device("cuda")}
+    assert m.free_memory == (20 * GiB, 24 * GiB) and seen == {"mem": gpu, "ops": gpu}
     assert m.op_errors == {"tiny op": None}
 
 
