@@ -73,7 +73,9 @@ RULES = (
         "shared_lib_load",
         (
             r"lib(amdhip64|MIOpen|rocblas|hipblas|hipblaslt|rocsolver|hipsparse|rocfft|hsa-runtime64|rccl|roctracer64"
-            r"|rocprofiler\w*|amd_comgr)[\w.-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",
+            r"|rocprofiler\w*|amd_comgr|rocm_sysdeps\w*|rocm_smi64|torch_hip|c10_hip)[\w.-]*\.so[\w.]*: "
+            r"(cannot open shared object file|undefined symbol)",
+            r"0xC0000005",  # Windows: an access violation while torch loads its native libraries
         ),
         "A ROCm library that torch loads is missing or from another ROCm version",
         "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
@@ -139,6 +141,7 @@ RULES = (
             r"invalid device function",
             r"hipErrorInvalidDeviceFunction",
             r"HSA_OVERRIDE_GFX_VERSION",
+            r"in \?\? \(\) from \S*libamdhip64\.so",  # gdb: a crash inside the HIP runtime
         ),
         "The torch build has no GPU code for this GPU's architecture (gfx target)",
         "Kernels are compiled per gfx target; this GPU's target is not in the build "
@@ -181,6 +184,7 @@ RULES = (
             r"Memory access fault by GPU",
             r"MEMORY_APERTURE_VIOLATION",
             r"GPU core dump created",
+            r"amdgpu: \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT",  # the kernel log (dmesg) of a GPU page fault
         ),
         "A GPU kernel accessed memory it may not (a GPU page fault)",
         "A kernel read or wrote outside its buffers: an index out of range, a kernel built for another GPU (for "
@@ -200,6 +204,7 @@ RULES = (
             r"HIPBLAS_STATUS_\w+",
             r"hipBLASLt (error|on an? unsupported architecture)",
             r"rocBLAS error",
+            r"Expected iter != ops_\.end\(\)",  # TunableOp: the selected GEMM solution is not in this rocBLAS/hipBLASLt
             r"rocblas_status_\w+",
             r"Tensile(Library|_lazy| host| solution)",
         ),
@@ -262,6 +267,7 @@ RULES = (
             r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage",
             r"ProcessGroupNCCL",
             r"Watchdog caught collective operation timeout",
+            r"CUDA-aware MPI",
             r"DistBackendError",
         ),
         "A torch.distributed backend error (NCCL, which is RCCL on ROCm)",
@@ -345,16 +351,17 @@ RULES = (
             r"(flash|mem(ory)?[ _]efficient|sdpa|fmha|aotriton|ck_tile)\w*.{0,60}(not supported"
             r"|unsupported|only supports|not compiled)",
             r"for fmha_\w+",
-            r"attention on Current AMD GPU is still\s+experimental",
+            r"attention on Current AMD GPU is still",  # "experimental" may be on the next line
             r"Attention\w*<.*> does not support this problem",
             r"Flash Attention failed",
             r"(Memory efficient|Flash attention|cuDNN attention) kernel not used because",
-            r"No available kernel\.\s+Aborting execution",  # torch 2.0 printed two spaces
+            r"No available kernel\. +Aborting execution",  # torch 2.0 printed two spaces
             r"No viable backend for scaled_dot_product_attention",
             r"Torch was not compiled with (flash|memory efficient) attention",
             r"(FlashAttention|CK)( forward| backward)? only supports head dimension at most",
             r"No operator found for `memory_efficient_attention_(forward|backward)`",
             r"xFormers wasn't build with CUDA support",
+            r"operator wasn't built - see python -m xformers\.info",  # xformers lists why each kernel refused
         ),
         "An attention kernel refused this GPU, dtype or shape",
         "Fused attention kernels (flash-attn, xformers, SDPA's flash and memory-efficient backends) exist only for "
@@ -388,6 +395,7 @@ RULES = (
             r"Configured ROCm binary not found",
             r"No module named '(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",
             r"requires cuda extensions",
+            r"\bmodules not available\b",
             r"no kernel image is available",
             r"undefined symbol: .*cuda",
             r"(CUDA|ROCm) Setup failed despite",
@@ -410,7 +418,7 @@ RULES = (
         (
             r"compiled without NumPy support",
             r"numpy\.core\.multiarray failed to import",
-            r"compiled using NumPy 1\.x cannot be run in\s+NumPy 2",
+            r"compiled using NumPy 1\.x cannot be run in",  # "NumPy 2" may follow on the next line
         ),
         "NumPy and torch disagree",
         "torch was built against another NumPy major version (1.x against 2.x), or without NumPy.",
@@ -426,7 +434,9 @@ RULES = (
             r"ninja: build stopped",
             r"Error compiling objects for extension",
             r"(hipcc|clang(-\d+)?|hip-clang): error:",
-            r"\.(cu|cuh|hip|cpp|cc|cxx|h|hpp)(\.\w+)?:\d+:\d+: (fatal )?error:",
+            r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
+            r"FAILED: \S+\.(o|obj)\b",  # ninja / make: the object that did not compile
+            r"error: unknown warning option",
             r"error: command '[^']*(hipcc|nvcc|clang\+\+|g\+\+|c\+\+)' failed",
             r"Failed building wheel for|Failed to build installable wheels",
             r"FileNotFoundError: .*\.(cpp|cu|cuh|h)'",
@@ -440,7 +450,6 @@ RULES = (
             r"The mask must be a 64-bit",
             r"<inline asm>",
             r"cannot find HIP runtime",
-            r"error: (unknown directive|directive requires)",
             r"nvcc was not found",
             r"CUDA_HOME",
             r"nvcc(: not found| not found|: command not found)",

@@ -155,9 +155,26 @@ CUDA_LIBS = (
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
 BUILD_NAMES = ("setup.py", "CMakeLists.txt", "Makefile", "Dockerfile", "build.sh")
 BUILD_SUFFIXES = (".cmake", ".sh", ".mk")
-SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "build", "dist", "__pycache__",
-             ".tox", ".nox", ".mypy_cache", ".ruff_cache", ".pytest_cache", "site-packages",
-             ".ipynb_checkpoints", "mutants"}  # fmt: skip  (mutants: mutmut's copy of a project)
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    "env",
+    "node_modules",
+    "build",
+    "dist",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    "site-packages",
+    ".ipynb_checkpoints",
+    "mutants",
+}  # fmt: skip  (mutants: mutmut's copy of a project)
 GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
 )

@@ -247,9 +247,8 @@ def test_install_outside_ipython():
 
 
 def test_install_in_ipython(capsys):
-    from IPython.testing.globalipapp import start_ipython
-
     from IPython import get_ipython
+    from IPython.testing.globalipapp import start_ipython
 
     ip = start_ipython() or get_ipython()  # None when this process started the test shell already
     assert install() is True

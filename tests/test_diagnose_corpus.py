@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.85  # measured on 2026-11-30: 80 of 89 right (89.9 %); falling below it is a regression
+HELDOUT_FLOOR = 0.85  # measured 2026-11-30: 99 of 115 right (86.1 %), after 26 new sampled rows; below it: a regression
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -82,7 +82,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 89.9 % (80 of 89), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 86.1 % (99 of 115), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
