@@ -80,7 +80,7 @@ unit: $(ENV_STAMP) $(SARIF_SCHEMA)
 	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) $(PY) -m pytest -q tests
 
 nbval: $(ENV_STAMP)
-	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
+	COURSE_STRICT=1 $(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
 
 test: lint unit nbval
 

@@ -37,6 +37,10 @@ CUDA_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
 ROCM_BUILD = dict(version="2.14.1+rocm7.14", hip="7.14.60001", arch_list=ROCM_ARCHES)
 CUDA_BUILD = dict(version="2.14.1+cu130", cuda="13.0", arch_list=CUDA_ARCHES)
 
+# Sources: gfx targets, memory and wavefront size of the AMD GPUs from ROCm's "GPU hardware specifications"
+# (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html); total_memory as torch reports it (a little under
+# the marketed 192/64/24/16 GB); major/minor on ROCm derived from the gfx target (ROCM_FACTS.md); H100 from NVIDIA's
+# data sheet (80 GB HBM3, compute capability 9.0). MI250X is two GCDs per package: torch sees 2 GPUs per card.
 MI300X = rocm_gpu("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 9, 4, 191.98)
 MI250X = rocm_gpu("AMD Instinct MI250X/MI250", "gfx90a:sramecc+:xnack-", 9, 0, 63.98)
 RX7900XTX = rocm_gpu("AMD Radeon RX 7900 XTX", "gfx1100", 11, 0, 23.98, warp_size=32)
@@ -47,7 +51,7 @@ H100 = cuda_gpu("NVIDIA H100 80GB HBM3", 9, 0, 79.19)
 # name -> (torch as that build answers, what /sys and /dev hold)
 SPECS = {
     "mi300x": (fake_torch(**ROCM_BUILD, gpus=[MI300X] * 8), dict(pci=[MI300X_PCI] * 8 + [NIC_PCI], kfd=1, dri=1)),
-    "mi250x": (fake_torch(**ROCM_BUILD, gpus=[MI250X] * 2), dict(pci=[MI250X_PCI], kfd=1, dri=1)),
+    "mi250x": (fake_torch(**ROCM_BUILD, gpus=[MI250X] * 2), dict(pci=[MI250X_PCI] * 2, kfd=1, dri=1)),  # 2 GCDs
     "rx7900xtx": (fake_torch(**ROCM_BUILD, gpus=[RX7900XTX]), dict(pci=[RADEON_PCI], kfd=1, dri=1)),
     "rx6900xt": (fake_torch(**ROCM_BUILD, gpus=[RX6900XT]), dict(pci=[RADEON_PCI], kfd=1, dri=1)),
     "h100": (fake_torch(**CUDA_BUILD, gpus=[H100]), dict(pci=[H100_PCI], dri=1)),
