@@ -242,7 +242,10 @@ def test_diagnose_imports_no_torch():
     assert out.strip() == "False"
 
 
-def test_install_outside_ipython():
+def test_install_outside_ipython(monkeypatch):
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # a plain interpreter (whatever ran before in this one)
     assert install() is False
 
 
