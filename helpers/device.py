@@ -165,7 +165,7 @@ def _arch_supported(arch: str, arch_list: tuple[str, ...]) -> bool:
 
 def _cap(target: str) -> int:
     """ "sm_89" -> 89, "sm_90a" -> 90, "compute_120" -> 120."""
-    return int("".join(ch for ch in target.split("_", 1)[1] if ch.isdigit()))
+    return int("".join(ch for ch in target if ch.isdigit()))
 
 
 def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) -> list[str]:

@@ -27,7 +27,7 @@ WRONG = {
 
 def dist_backend(device) -> str:
     """``"nccl"`` for GPUs of either vendor (NCCL on NVIDIA, RCCL on AMD), ``"gloo"`` for everything else."""
-    return "nccl" if getattr(device, "type", str(device)).startswith("cuda") else "gloo"
+    return "nccl" if str(device).startswith("cuda") else "gloo"  # str(torch.device("cuda", 0)) == "cuda:0"
 
 
 def check_backend(name: str) -> str:

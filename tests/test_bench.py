@@ -35,6 +35,12 @@ def test_compare_table_and_figure():
     assert with_loss[0].endswith("| final loss |") and with_loss[3].endswith("| 0.41 |")
 
 
+def test_first_vs_steady_default_is_one_plus_five_calls():
+    calls = []
+    w = first_vs_steady(lambda: calls.append(1))
+    assert len(calls) == 6 and w.runs == 5
+
+
 def test_first_vs_steady_separates_the_first_call(monkeypatch):
     import time
 

@@ -162,3 +162,24 @@ def test_this_machine():
 ])  # fmt: skip
 def test_arch_supported_reads_ptx_entries(arch, arch_list, ok):
     assert hd._arch_supported(arch, arch_list) is ok
+
+
+ROCM_VERSIONS = "versions: torch 2.14.1+rocm7.14, HIP 7.14.60001"
+NO_GFX1103 = (
+    "warning: this torch build has no kernels for gfx1103 (built for gfx900, gfx906, gfx908, gfx90a, gfx942, "
+    "gfx950, gfx1030, gfx1100, gfx1101, gfx1200, gfx1201): install a build that lists it in "
+    "torch.cuda.get_arch_list()"
+)
+
+
+@pytest.mark.parametrize("name, lines", [
+    ("mi300x", ["backend: rocm  device: cuda:0  (AMD Instinct MI300X)", ROCM_VERSIONS,
+                "gpu: 8 x gfx942, 192.0 GiB, in this build: yes"]),
+    ("h100", ["backend: cuda  device: cuda:0  (NVIDIA H100 80GB HBM3)", "versions: torch 2.14.1+cu130, CUDA 13.0",
+              "gpu: 1 x sm_90, 79.2 GiB, in this build: yes"]),
+    ("cpu", ["backend: cpu  device: cpu  (CPU)", "versions: torch 2.14.1+cpu"]),
+    ("rocm_missing_arch", ["backend: rocm  device: cuda:0  (AMD Radeon 780M)", ROCM_VERSIONS,
+                           "gpu: 1 x gfx1103, 16.0 GiB, in this build: NO", NO_GFX1103]),
+])  # fmt: skip
+def test_describe_lines(name, lines):
+    assert hd.describe(hd.detect(MACHINES[name])).splitlines() == lines

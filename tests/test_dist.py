@@ -28,6 +28,7 @@ def running_with(marker: str) -> list[int]:
 @pytest.mark.parametrize("device, want", [("cuda", "nccl"), ("cuda:1", "nccl"), ("cpu", "gloo"), ("mps", "gloo")])
 def test_dist_backend(device, want):
     assert dist_backend(torch.device(device)) == want
+    assert dist_backend(device) == want  # a device string works too
 
 
 @pytest.mark.parametrize(

@@ -121,3 +121,12 @@ def test_choose_amp_dtype_on_a_gpu_reads_the_gpu_target(monkeypatch, name, want)
     assert dtype == want and probed == [gpu], why
     if want == torch.float16:
         assert "gfx1030 has no bfloat16 matrix units" in why
+
+
+def test_probe_ops_allocate_on_the_probed_device(monkeypatch):
+    """The probe must run on the device it is asked about (on a CPU-only machine a CPU probe would look the same)."""
+    seen, real = [], torch.randn
+    monkeypatch.setattr(torch, "randn", lambda *a, device=None, **k: seen.append(device) or real(*a, **k))
+    hp._matmul(CPU)
+    hp._conv(CPU)
+    assert seen == [CPU, CPU, CPU]  # one matrix, then the convolution's input and weight
