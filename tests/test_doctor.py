@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -210,3 +211,90 @@ def test_gather_turns_a_broken_torch_into_a_finding(monkeypatch):
     m = doctor.gather()
     assert m.torch_error == "OSError: libamdhip64.so.7: cannot open shared object file" and m.facts is None
     assert m.dev_access  # read before torch
+
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "doctor_reports.txt"
+
+
+def scenarios():
+    """Every simulated machine as it is, and the MI300X and the CPU laptop with each fact broken in turn."""
+    yield from ((name, machine(name)) for name in sorted(MACHINES))
+    mi, cpu = machine("mi300x"), machine("cpu")
+    yield (
+        "mi300x, /dev/kfd denied, not in render",
+        dataclasses.replace(mi, dev_access={"/dev/kfd": "denied", "/dev/dri/renderD128": "ok"}, groups=("video",)),
+    )
+    yield "mi300x, devices missing", dataclasses.replace(mi, dev_access={"/dev/kfd": "missing", "/dev/dri": "missing"})
+    yield (
+        "mi300x, ops fail, 1 GiB free",
+        dataclasses.replace(
+            mi,
+            op_errors={"tiny op": "RuntimeError: HIP error: invalid device function", "bf16 op": "RuntimeError: x"},
+            free_memory=(GiB, 192 * GiB),
+        ),
+    )
+    yield (
+        "mi300x, override, clash, as root",
+        dataclasses.replace(
+            mi,
+            is_root=True,
+            groups=(),
+            facts=dataclasses.replace(
+                mi.facts,
+                env={"HSA_OVERRIDE_GFX_VERSION": "9.4.2", "HIP_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "1"},
+            ),
+        ),
+    )
+    yield (
+        "rx7900xtx, override",
+        machine(
+            "rx7900xtx", facts=dataclasses.replace(MACHINES["rx7900xtx"], env={"HSA_OVERRIDE_GFX_VERSION": "11.0.0"})
+        ),
+    )
+    yield (
+        "cpu, old torch and torchvision, python 3.10, small shm",
+        dataclasses.replace(
+            cpu,
+            python=(3, 10, 12),
+            shm_bytes=64 * 2**20,
+            torchvision="0.19.1",
+            facts=dataclasses.replace(cpu.facts, torch_version="2.4.1+cpu"),
+        ),
+    )
+    yield (
+        "cpu, torchvision and numpy broken",
+        dataclasses.replace(
+            cpu,
+            torchvision=None,
+            torchvision_error="RuntimeError: operator torchvision::nms does not exist",
+            numpy_error="A module that was compiled using NumPy 1.x cannot be run in NumPy 2.1.0",
+        ),
+    )
+    yield (
+        "torch import fails (known)",
+        Machine(
+            torch_error="ImportError: libamdhip64.so.7: cannot open shared object file: No such file or directory",
+            shm_bytes=8 * GiB,
+        ),
+    )
+    yield "torch import fails (unknown)", Machine(torch_error="ImportError: something else", shm_bytes=None)
+    yield "nothing readable", dataclasses.replace(mi, dev_access={}, groups=(), shm_bytes=None, op_errors={},
+                                                  free_memory=None, torchvision=None)  # fmt: skip
+
+
+def render_all() -> str:
+    parts = []
+    for name, m in scenarios():
+        checks = run_checks(m)
+        parts.append(f"## {name}\n{doctor.format_report(checks)}\n{json.dumps(doctor.report(checks)['summary'])}\n")
+    return "\n".join(parts)
+
+
+def test_reports_match_the_reviewed_snapshot(monkeypatch):
+    """The exact text each simulated machine gets, reviewed in tests/snapshots/doctor_reports.txt. After a deliberate
+    change: UPDATE_SNAPSHOTS=1 pytest tests/test_doctor.py, then read the diff before committing it."""
+    monkeypatch.setattr(doctor.platform, "node", lambda: "seat-07")
+    text = render_all()
+    if os.environ.get("UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOT.write_text(text)
+    assert text == SNAPSHOT.read_text()
