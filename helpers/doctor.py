@@ -320,7 +320,7 @@ def _env_checks(m: Machine) -> list[Check]:
                 "/dev/shm",
                 "PASS" if ok else "WARN",
                 f"{m.shm_bytes / 2**30:.1f} GiB",
-                "" if ok else "DataLoader workers need shared memory: docker run --shm-size 8G (or --ipc=host, the host's own)",
+                "" if ok else "DataLoader workers need shared memory: docker run --shm-size 8G (or --ipc=host)",
             )
         )
     if m.torchvision_error:
