@@ -68,12 +68,18 @@ def _render_node() -> str:
 
 
 def _groups() -> tuple:
+    """Names of this process's groups; a GID with no name here (a host GID given with --group-add) as its number."""
     try:
         import grp
-
-        return tuple(sorted({grp.getgrgid(g).gr_name for g in os.getgroups()}))
-    except (ImportError, KeyError, OSError):
+    except ImportError:  # not on Windows
         return ()
+    names = set()
+    for g in os.getgroups():
+        try:
+            names.add(grp.getgrgid(g).gr_name)
+        except KeyError:
+            names.add(str(g))
+    return tuple(sorted(names))
 
 
 def _shm() -> int | None:

@@ -345,3 +345,55 @@ def test_cli_reads_a_file_line_by_line(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "open", lambda *a, **k: NoRead(real_open(*a, **k)) if str(a[0]) == str(log)
                         else real_open(*a, **k))  # fmt: skip
     assert dg.main([str(log), "--json"]) == 0 and reads == []
+
+
+def test_lower_pattern_lowers_literals_and_keeps_escapes():
+    from helpers.diagnose import _lower_pattern
+
+    assert _lower_pattern(r"HIP\Serror\\D(X)\d+") == r"hip\Serror\\d(x)\d+"
+    assert _lower_pattern("") == ""
+
+
+def test_streaming_edge_cases():
+    from helpers.diagnose import diagnose_lines
+
+    # Invalid UTF-8 (a binary blob in a log) is replaced, not fatal.
+    assert diagnose_lines([b"\xff\xfe RuntimeError: No HIP GPUs are available\n"]).category == "device_permissions"
+    # Items without a newline are still separate lines: a pattern never spans two of them.
+    assert diagnose_lines(["RuntimeError: No HIP", "GPUs are available"]).category == "unknown"
+    # Nothing known: the search key is the last error-like line among the last 200, as diagnose() does.
+    tail_200 = ["ValueError: frobnicator exploded\n"] + ["step\n"] * 199
+    for lines in (tail_200, tail_200 + ["step\n"]):
+        d, whole = diagnose_lines(lines), diagnose("".join(lines))
+        assert d.category == "unknown" and d.fix == whole.fix
+    assert "frobnicator" in diagnose_lines(tail_200).fix[0]
+    assert "frobnicator" not in diagnose_lines(tail_200 + ["step\n"]).fix[0]
+
+
+def test_streaming_stops_at_the_first_rule():
+    """Illegal instruction is the first rule: nothing later can win, so the rest of the log is never read."""
+    from helpers.diagnose import diagnose_lines
+
+    def log():
+        yield b"Illegal instruction (core dumped)\n"
+        yield b"x" * 100 + b"\n"  # fills the first chunk
+        raise AssertionError("read past a first-rule match")
+
+    assert diagnose_lines(log(), chunk_bytes=64).category == "illegal_instruction"
+
+
+@pytest.mark.parametrize("module, usage, words", [
+    ("helpers.diagnose", "usage: python -m helpers.diagnose [-h] [--json] [file]",
+     ["Explain a PyTorch/ROCm error.", "file holding the error or log (default: stdin)",
+      "print the diagnosis as JSON"]),
+    ("helpers.doctor", "usage: python -m helpers.doctor [-h] [--json]",
+     ["Is this machine ready for the course?", "machine-readable output (schema in the module docstring)"]),
+])  # fmt: skip
+def test_command_line_help(capsys, module, usage, words):
+    import importlib
+
+    with pytest.raises(SystemExit) as e:
+        importlib.import_module(module).main(["--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0 and out.splitlines()[0] == usage
+    assert all(w in " ".join(out.split()) for w in words), out

@@ -298,3 +298,37 @@ def test_reports_match_the_reviewed_snapshot(monkeypatch):
     if os.environ.get("UPDATE_SNAPSHOTS") == "1":
         SNAPSHOT.write_text(text)
     assert text == SNAPSHOT.read_text()
+
+
+def test_the_os_reads(tmp_path, monkeypatch):
+    """_access, _render_node, _shm and _groups on real files, and with the OS answering otherwise."""
+    ok = tmp_path / "kfd"
+    ok.write_text("")
+    assert doctor._access(str(ok)) == "ok" and doctor._access(str(tmp_path / "none")) == "missing"
+    monkeypatch.setattr(doctor.os, "access", lambda p, mode: mode != os.R_OK | os.W_OK)
+    assert doctor._access(str(ok)) == "denied"  # (root may open anything: the refusal is simulated)
+    monkeypatch.undo()
+
+    monkeypatch.setattr(doctor.glob, "glob", lambda pattern: ["/dev/dri/renderD129", "/dev/dri/renderD128"])
+    assert doctor._render_node() == "/dev/dri/renderD128"
+    monkeypatch.setattr(doctor.glob, "glob", lambda pattern: [])
+    assert doctor._render_node() == "/dev/dri"
+    monkeypatch.undo()
+
+    st = os.statvfs("/dev/shm")
+    assert doctor._shm() == st.f_frsize * st.f_blocks > 0
+
+    def unreadable(path):
+        raise OSError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(doctor.os, "statvfs", unreadable)
+    assert doctor._shm() is None
+    monkeypatch.undo()
+
+    import grp
+
+    assert doctor._groups() == tuple(sorted({grp.getgrgid(g).gr_name for g in os.getgroups()}))
+    monkeypatch.setattr(doctor.os, "getgroups", lambda: [os.getgid(), os.getgid()])
+    assert doctor._groups() == (grp.getgrgid(os.getgid()).gr_name,)
+    monkeypatch.setattr(doctor.os, "getgroups", lambda: [os.getgid(), 2**31 - 7])  # a GID with no name here
+    assert doctor._groups() == tuple(sorted([grp.getgrgid(os.getgid()).gr_name, str(2**31 - 7)]))
