@@ -70,6 +70,8 @@ def test_cpu_bf16_detection_reads_x86_and_arm_flags(tmp_path, monkeypatch):
     cases = {
         "flags\t\t: fpu avx2 avx512f avx512_bf16\n": True,
         "Features\t: fp asimd sve bf16 i8mm\n": True,
+        "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd bf16\n": True,  # Arm: not the first line
+        "processor\t: 0\nFeatures\t: fp asimd sve i8mm\n": False,
         "flags\t\t: fpu avx2 avx512f\n": False,
     }
     for text, want in cases.items():
@@ -91,7 +93,8 @@ def test_choose_on_this_cpu_is_consistent():
     "dtype, scaler", [(torch.float16, True), (torch.bfloat16, False), (None, False), (torch.float32, False)]
 )
 def test_scaler_only_for_fp16(dtype, scaler):
-    assert hp.make_grad_scaler(CPU, dtype).is_enabled() is scaler
+    s = hp.make_grad_scaler(CPU, dtype)
+    assert s.is_enabled() is scaler and s._device == "cpu"  # torch/amp/grad_scaler.py keeps the device type
 
 
 @pytest.mark.parametrize(
@@ -130,3 +133,30 @@ def test_probe_ops_allocate_on_the_probed_device(monkeypatch):
     hp._matmul(CPU)
     hp._conv(CPU)
     assert seen == [CPU, CPU, CPU]  # one matrix, then the convolution's input and weight
+
+
+ALL = {torch.float32: True, torch.bfloat16: True, torch.float16: True}
+FP16_ONLY = {torch.float32: True, torch.bfloat16: False, torch.float16: True}
+NONE = {torch.float32: True, torch.bfloat16: False, torch.float16: False}
+BF16_GPU = "bfloat16 runs on this GPU: float32's range, no GradScaler needed"
+
+
+@pytest.mark.parametrize("backend, works, cpu_bf16, arch, want", [
+    ("rocm", ALL, False, "gfx942", (torch.bfloat16, BF16_GPU)),
+    ("mps", ALL, False, None, (torch.bfloat16, BF16_GPU)),
+    ("rocm", ALL, False, "gfx1030", (torch.float16, "gfx1030 has no bfloat16 matrix units: float16 with a GradScaler")),
+    ("cuda", FP16_ONLY, False, "sm_90", (torch.float16, "no fast bfloat16 here: float16 with a GradScaler")),
+    ("cuda", ALL, False, None, (torch.float16, "no fast bfloat16 here: float16 with a GradScaler")),
+    ("rocm", NONE, False, "gfx942", (None, "no low-precision dtype runs here: stay in float32")),
+    ("cpu", ALL, True, None, (torch.bfloat16, "CPU with AVX512-BF16/AMX: bfloat16 autocast")),
+    ("cpu", ALL, None, None,
+     (None, "CPU without bf16 instructions: float32 (low precision would be emulated and slower)")),
+])  # fmt: skip
+def test_every_recommendation_and_its_reason(backend, works, cpu_bf16, arch, want):
+    assert hp.recommend_amp_dtype(backend, works, cpu_bf16, arch) == want
+
+
+def test_probe_runs_each_op_on_the_given_device():
+    seen = []
+    hp.probe_dtypes(CPU, ops=(seen.append,))
+    assert seen == [CPU, CPU]  # once per low-precision dtype
