@@ -97,7 +97,7 @@ MUTMUT_VERSION := 3.8.1
 MUTANTS ?=
 mutation: $(ENV_STAMP)
 	$(PY) -m pip install --quiet mutmut==$(MUTMUT_VERSION)
-	COURSE_SYSTEM_PYTHON=1 PYTHON=$(abspath $(PY)) $(PY) -m mutmut run $(MUTANTS)
+	OMP_NUM_THREADS=1 COURSE_SYSTEM_PYTHON=1 PYTHON=$(abspath $(PY)) $(PY) -m mutmut run $(MUTANTS)
 	$(PY) tools/mutation_report.py
 
 clean:
