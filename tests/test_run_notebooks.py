@@ -115,3 +115,110 @@ def test_runner_rejects_a_missing_notebook(tmp_path):
     r = cli("--out", tmp_path / "build", tmp_path / "nope.ipynb", cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("error: no such notebook:") and "nope.ipynb" in r.stderr
     assert runner("--out", tmp_path / "build", tmp_path / "nope.ipynb", cwd=tmp_path).returncode == 2
+
+
+def test_defined_parameters_reads_every_assignment_form(tmp_path):
+    from tools.run_notebooks import defined_parameters
+
+    nb = new_notebook(
+        cells=[new_code_cell("x = 1"), new_code_cell("A = 1\nB: int = 2\nC, D = 3, 4\nE = F = 5\nprint(A)")]
+    )
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    nbformat.write(nb, tmp_path / "p.ipynb")
+    assert defined_parameters(tmp_path / "p.ipynb") == ["A", "B", "C", "D", "E", "F"]
+    nbformat.write(new_notebook(cells=[new_code_cell("A = 1")]), tmp_path / "none.ipynb")
+    assert defined_parameters(tmp_path / "none.ipynb") == []  # no parameters cell: nothing can be set
+
+
+def test_load_params_merges_all_with_each_notebook(tmp_path):
+    from tools.run_notebooks import load_params
+
+    for name in ("01_a", "02_b", "03_c"):
+        notebook(tmp_path / f"{name}.ipynb", "pass")
+    (tmp_path / "p.yaml").write_text("all:\n  VALUE: 1\n02_b:\n  VALUE: 2\n03_c:\n")
+    run = [tmp_path / "01_a.ipynb", tmp_path / "02_b.ipynb"]
+    assert load_params(tmp_path / "p.yaml", run) == {"02_b": {"VALUE": 2}, "03_c": {}, "01_a": {"VALUE": 1}}
+    (tmp_path / "empty.yaml").write_text("")
+    assert load_params(tmp_path / "empty.yaml", run) == {"01_a": {}, "02_b": {}}
+
+
+def test_failure_from_papermill_and_from_anything_else():
+    from papermill.exceptions import PapermillExecutionError
+
+    from tools.run_notebooks import failure
+
+    tb = ["\x1b[31mTraceback\x1b[0m", "ZeroDivisionError"]
+    e = PapermillExecutionError(cell_index=3, exec_count=4, source="1/0", ename="ZeroDivisionError",
+                                evalue="division by zero", traceback=tb)  # fmt: skip
+    assert failure(e) == {"message": "cell [4]: ZeroDivisionError: division by zero", "type": "ZeroDivisionError",
+                          "traceback": "Traceback\nZeroDivisionError"}  # fmt: skip
+    f = failure(TimeoutError("first line\nCell execution timed out after 600 s"))
+    assert f == {"message": "TimeoutError: Cell execution timed out after 600 s", "type": "TimeoutError",
+                 "traceback": "first line\nCell execution timed out after 600 s"}  # fmt: skip
+    assert failure(RuntimeError())["message"] == "RuntimeError: "
+    assert len(failure(RuntimeError("x" * 900))["message"]) == 500
+
+
+def test_junit_and_markdown_documents():
+    from tools.run_notebooks import junit, markdown
+
+    info = {"device": "cpu (CPU)", "backend": "cpu", "torch": "2.14.1+cpu", "hip": None, "cuda": None,
+            "python": "3.11.7", "host": "ci-7"}  # fmt: skip
+    results = {
+        "01_a": {
+            "status": "pass",
+            "seconds": 1.25,
+            "error": None,
+            "metrics": {"speed": {"value": 12345.678, "unit": "items/s", "better": "higher"}},
+        },  # fmt: skip
+        "02_b": {
+            "status": "fail",
+            "seconds": 2.0,
+            "error": {"message": "cell [1]: E: " + "m" * 200, "type": "E", "traceback": "tb"},
+            "metrics": {},
+        },  # fmt: skip
+    }
+    root = junit(results, info, 3.14159).getroot()
+    assert (root.tag, root.get("name"), root.get("tests"), root.get("failures")) == ("testsuites", "course notebooks",
+                                                                                     "2", "1")  # fmt: skip
+    suite = root.find("testsuite")
+    assert {k: suite.get(k) for k in ("name", "tests", "failures", "errors", "skipped", "time", "hostname")} == {
+        "name": "notebooks", "tests": "2", "failures": "1", "errors": "0", "skipped": "0", "time": "3.1",
+        "hostname": "ci-7"}  # fmt: skip
+    assert suite.get("timestamp").endswith("+00:00")
+    assert {p.get("name"): p.get("value") for p in suite.iter("property")} == {
+        "device": "cpu (CPU)",
+        "backend": "cpu",
+        "torch": "2.14.1+cpu",
+        "hip": "",
+        "cuda": "",
+        "python": "3.11.7",
+    }
+    a, b = suite.findall("testcase")
+    assert (a.get("classname"), a.get("name"), a.get("time"), a.find("failure")) == ("notebooks", "01_a.ipynb", "1.2",
+                                                                                     None)  # fmt: skip
+    fail = b.find("failure")
+    assert (fail.get("type"), fail.text, b.get("time")) == ("E", "tb", "2.0") and fail.get("message").startswith("cell")
+    assert markdown(results, info).splitlines() == [
+        "| notebook | status | seconds | device | torch |",
+        "| --- | --- | ---: | --- | --- |",
+        "| 01_a.ipynb | pass | 1.2 | cpu (CPU) | 2.14.1+cpu |",
+        f"| 02_b.ipynb | FAIL: {('cell [1]: E: ' + 'm' * 200)[:120]} | 2.0 | cpu (CPU) | 2.14.1+cpu |",
+        "",
+        "| notebook | measured | value | unit |",
+        "| --- | --- | ---: | --- |",
+        "| 01_a | speed | 1.235e+04 | items/s |",
+    ]
+    no_metrics = {"01_a": {**results["01_a"], "metrics": {}}}
+    assert markdown(no_metrics, info).count("\n") == 3  # no empty metrics table
+
+
+def test_machine_describes_this_machine():
+    import torch
+
+    from tools.run_notebooks import machine
+
+    m = machine()
+    assert m["backend"] == "cpu" and m["gpu_count"] == 0 and m["gpu_arch"] is None and m["device"] == "cpu (CPU)"
+    assert (m["torch"], m["hip"], m["cuda"]) == (torch.__version__, torch.version.hip, torch.version.cuda)
+    assert m["python"].count(".") == 2 and m["host"]
