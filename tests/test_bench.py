@@ -85,15 +85,17 @@ def test_measure_synchronises_and_reads_peak_memory_on_a_gpu(monkeypatch):
 
 
 def test_compare_table_text_and_chart_data():
-    rs = [Result("fp32", 0.02, 50.0, None, 10, "cpu"), Result("bf16", 0.01, 100.0, 12.5, 10, "cuda:0")]
+    rs = [Result("fp32", 0.25, 50.0, None, 10, "cpu"), Result("bf16", 0.125, 100.0, 12.5, 10, "cuda:0")]
     c = compare(rs, extra={"final loss": {"fp32": "0.40"}})
     assert c.table.splitlines() == [
         "| variant | ms / step | items / s | speed-up | peak memory (MB) | final loss |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
-        "| fp32 | 20.0 | 50.0 | 1.00x | not measured on cpu | 0.40 |",
-        "| bf16 | 10.0 | 100.0 | 2.00x | 12 |  |",
+        "| fp32 | 250.0 | 50.0 | 1.00x | not measured on cpu | 0.40 |",
+        "| bf16 | 125.0 | 100.0 | 2.00x | 12 |  |",
     ]
     ax = c.figure.axes[0]
+    assert c.figure.get_size_inches()[0] == 6
+    assert all(matplotlib.colors.to_hex(b.get_facecolor()) == "#c0392b" for b in ax.patches)
     assert [b.get_width() for b in ax.patches] == [100.0, 50.0]  # bars in the order of the labels (bf16, fp32)
     assert ax.get_xlabel() == "items / s (higher is better)" and ax.get_title() == "throughput on cpu"
     assert c.figure.get_size_inches()[1] == 0.5 + 0.5 * 2

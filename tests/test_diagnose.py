@@ -360,7 +360,9 @@ def test_streaming_edge_cases():
     # Invalid UTF-8 (a binary blob in a log) is replaced, not fatal.
     assert diagnose_lines([b"\xff\xfe RuntimeError: No HIP GPUs are available\n"]).category == "device_permissions"
     # Items without a newline are still separate lines: a pattern never spans two of them.
-    assert diagnose_lines(["RuntimeError: No HIP", "GPUs are available"]).category == "unknown"
+    assert diagnose_lines(["RuntimeError: No HIP ", "GPUs are available"]).category == "unknown"
+    d = diagnose_lines(["RuntimeError: No HIP GPUs are available"])
+    assert (d.category, d.matched) == ("device_permissions", "RuntimeError: No HIP GPUs are available")
     # Nothing known: the search key is the last error-like line among the last 200, as diagnose() does.
     tail_200 = ["ValueError: frobnicator exploded\n"] + ["step\n"] * 199
     for lines in (tail_200, tail_200 + ["step\n"]):
@@ -375,11 +377,61 @@ def test_streaming_stops_at_the_first_rule():
     from helpers.diagnose import diagnose_lines
 
     def log():
-        yield b"Illegal instruction (core dumped)\n"
-        yield b"x" * 100 + b"\n"  # fills the first chunk
+        yield b"Illegal instruction (core dumped)\n"  # 34 bytes
+        yield b"y" * 39 + b"\n"  # 74 bytes in all: the chunk of 64 is full
         raise AssertionError("read past a first-rule match")
 
-    assert diagnose_lines(log(), chunk_bytes=64).category == "illegal_instruction"
+    d = diagnose_lines(log(), chunk_bytes=64)
+    assert (d.category, d.matched) == ("illegal_instruction", "Illegal instruction (core dumped)")
+
+
+def test_format_diagnosis_text():
+    from helpers.diagnose import Diagnosis
+
+    d = Diagnosis("miopen", "MIOpen failed", "a cause", ["first step", "second step"], "https://x", "the line")
+    assert format_diagnosis(d).splitlines() == [
+        "[miopen] MIOpen failed", "  matched: the line", "  cause:   a cause", "  fix:", "    1. first step",
+        "    2. second step", "  source:  https://x"]  # fmt: skip
+    assert "matched:" not in format_diagnosis(Diagnosis("unknown", "t", "c"))
+
+
+def test_install_handler_shows_the_traceback_then_the_diagnosis(monkeypatch, capsys):
+    import sys
+
+    import IPython
+
+    class Shell:
+        def set_custom_exc(self, types, handler):
+            self.types, self.handler = types, handler
+
+        def showtraceback(self, exc_tuple=None, tb_offset=None):
+            self.shown = (exc_tuple, tb_offset)
+
+    shell = Shell()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    assert install() is True and shell.types == (Exception,)
+    err = RuntimeError("No HIP GPUs are available")
+    shell.handler(shell, RuntimeError, err, None, tb_offset=2)
+    assert shell.shown == ((RuntimeError, err, None), 2)
+    out = capsys.readouterr().out
+    assert out.startswith("\nhelpers.diagnose:\n[device_permissions]")
+    shell.handler(shell, ValueError, ValueError("frobnicator"), None)
+    assert shell.shown[1] is None and capsys.readouterr().out == ""  # unknown: the traceback alone
+    monkeypatch.setitem(sys.modules, "IPython", None)  # IPython not installed
+    assert install() is False
+
+
+def test_cli_stdin_and_binary_files(tmp_path, monkeypatch, capsys):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Illegal instruction (core dumped)\n")))
+    assert main([]) == 0 and capsys.readouterr().out.startswith("[illegal_instruction]")
+    log = tmp_path / "bin.log"
+    log.write_bytes(b"\xff\xfe\x00 garbage\nRuntimeError: No HIP GPUs are available\n")
+    assert main([str(log), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('{\n  "category": "device_permissions",') and json.loads(out)["matched"]
 
 
 @pytest.mark.parametrize("module, usage, words", [

@@ -278,6 +278,10 @@ def scenarios():
         ),
     )
     yield "torch import fails (unknown)", Machine(torch_error="ImportError: something else", shm_bytes=None)
+    yield "rocm build, /sys not mounted", machine("container_no_kfd", facts=dataclasses.replace(
+        MACHINES["container_no_kfd"], pci_gpu_vendors=()))  # fmt: skip
+    yield "mi300x, exactly 2 GiB free", dataclasses.replace(mi, free_memory=(2 * GiB, 192 * GiB))
+    yield "mi300x, just under 2 GiB free", dataclasses.replace(mi, free_memory=(2 * GiB - 1, 192 * GiB))
     yield "nothing readable", dataclasses.replace(mi, dev_access={}, groups=(), shm_bytes=None, op_errors={},
                                                   free_memory=None, torchvision=None)  # fmt: skip
 
