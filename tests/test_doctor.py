@@ -282,6 +282,15 @@ def scenarios():
         MACHINES["container_no_kfd"], pci_gpu_vendors=()))  # fmt: skip
     yield "mi300x, exactly 2 GiB free", dataclasses.replace(mi, free_memory=(2 * GiB, 192 * GiB))
     yield "mi300x, just under 2 GiB free", dataclasses.replace(mi, free_memory=(2 * GiB - 1, 192 * GiB))
+    yield "h100 with a CPU wheel", machine("h100", facts=dataclasses.replace(
+        MACHINES["cpu"], pci_gpu_vendors=("NVIDIA",)), free_memory=None)  # fmt: skip
+    yield "mi300x, runtime read", dataclasses.replace(mi, runtime="HIP runtime 7.14.60001, MIOpen 3.5.1")
+    yield (
+        "cpu, torch 2.5.0 with torchvision 0.24.0, 1 GiB shm",
+        dataclasses.replace(
+            cpu, torchvision="0.24.0", shm_bytes=2**30, facts=dataclasses.replace(cpu.facts, torch_version="2.5.0")
+        ),
+    )
     yield "nothing readable", dataclasses.replace(mi, dev_access={}, groups=(), shm_bytes=None, op_errors={},
                                                   free_memory=None, torchvision=None)  # fmt: skip
 
@@ -290,7 +299,9 @@ def render_all() -> str:
     parts = []
     for name, m in scenarios():
         checks = run_checks(m)
-        parts.append(f"## {name}\n{doctor.format_report(checks)}\n{json.dumps(doctor.report(checks)['summary'])}\n")
+        fixes = {c.name: c.fix for c in checks}  # shown for WARN/FAIL only: a PASS must carry none
+        parts.append(f"## {name}\n{doctor.format_report(checks)}\n{json.dumps(doctor.report(checks)['summary'])}\n"
+                     f"{json.dumps(fixes)}\n")  # fmt: skip
     return "\n".join(parts)
 
 
@@ -336,3 +347,44 @@ def test_the_os_reads(tmp_path, monkeypatch):
     assert doctor._groups() == (grp.getgrgid(os.getgid()).gr_name,)
     monkeypatch.setattr(doctor.os, "getgroups", lambda: [os.getgid(), 2**31 - 7])  # a GID with no name here
     assert doctor._groups() == tuple(sorted([grp.getgrgid(os.getgid()).gr_name, str(2**31 - 7)]))
+
+
+def test_version_parts():
+    assert doctor._version("2.14.1+rocm7.14") == (2, 14) and doctor._version("2.5.0a0+git1234") == (2, 5)
+    assert doctor._version("2.dev") == (2, 0)
+
+
+def test_runtime_reads_collect_env(monkeypatch):
+    from types import SimpleNamespace
+
+    from torch.utils import collect_env
+
+    info = SimpleNamespace(hip_runtime_version="7.14.60001", miopen_runtime_version="3.5.1",
+                           nvidia_driver_version="580.65.06")  # fmt: skip
+    monkeypatch.setattr(collect_env, "get_env_info", lambda: info)
+    assert doctor._runtime(MACHINES["mi300x"]) == "HIP runtime 7.14.60001, MIOpen 3.5.1"
+    assert doctor._runtime(MACHINES["h100"]) == "NVIDIA driver 580.65.06"
+    assert doctor._runtime(MACHINES["cpu"]) == ""
+
+    def fails():
+        raise FileNotFoundError("rocminfo")
+
+    monkeypatch.setattr(collect_env, "get_env_info", fails)
+    assert doctor._runtime(MACHINES["mi300x"]) == ""
+
+
+def test_gather_reports_broken_imports_and_who_runs_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torchvision", None)  # import torchvision raises ImportError
+
+    def from_numpy(a):
+        raise RuntimeError("Numpy is not available")
+
+    monkeypatch.setattr(torch, "from_numpy", from_numpy)
+    monkeypatch.setattr(doctor, "_runtime", lambda facts: "HIP runtime (fake)")
+    monkeypatch.setattr(doctor.os, "geteuid", lambda: 1000)
+    m = doctor.gather()
+    assert m.torchvision is None and m.torchvision_error.startswith("ModuleNotFoundError: import of torchvision")
+    assert m.numpy_error == "RuntimeError: Numpy is not available" and m.runtime == "HIP runtime (fake)"
+    assert m.is_root is False
