@@ -175,8 +175,12 @@ def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) 
             "AMD GPU present but this torch has no ROCm support (torch.version.hip is None): "
             f"install a ROCm wheel (--index-url {ROCM_WHEEL_INDEX}) or use a rocm/pytorch image"
         )
-    if "NVIDIA" in f.pci_gpu_vendors and f.cuda_version is None and not f.cuda_available:
-        w.append("NVIDIA GPU present but this torch has no CUDA support: install a CUDA wheel")
+    if "NVIDIA" in f.pci_gpu_vendors and not f.cuda_available:
+        if f.cuda_version is None:
+            w.append("NVIDIA GPU present but this torch has no CUDA support: install a CUDA wheel")
+        else:  # a driver older than the wheel's CUDA, or no driver loaded
+            w.append(f"NVIDIA GPU present and a CUDA {f.cuda_version} build, but torch sees no GPU: check the driver "
+                     f"(nvidia-smi shows the newest CUDA it supports)")  # fmt: skip
     if f.hip_version and not f.dev_kfd:
         w.append(f"ROCm build of torch but /dev/kfd is missing: start the container with {DOCKER_GPU_FLAGS}")
     elif f.hip_version and not f.cuda_available and backend == "cpu":

@@ -155,6 +155,8 @@ def test_this_machine():
     ("sm_80", ("sm_86",), False),  # ... but not on an older minor version
     ("sm_90", ("sm_90a",), True),  # arch-specific cubins run on that exact target
     ("sm_100", ("sm_90a", "sm_90"), False),
+    ("sm_89", ("sm_86",), True),
+    ("sm_103", ("sm_100a",), False),  # GB300: the B200-specific cubins do not run on it
     ("sm_86", ("sm_75", "compute_90"), False),  # PTX for a newer target does not run on an older GPU
     ("sm_120", ("sm_90", "compute_120"), True),
     ("gfx942", ("gfx90a", "gfx942"), True),
@@ -183,3 +185,33 @@ NO_GFX1103 = (
 ])  # fmt: skip
 def test_describe_lines(name, lines):
     assert hd.describe(hd.detect(MACHINES[name])).splitlines() == lines
+
+
+def test_warnings_word_for_word():
+    """The exact warnings of the machines that get one, plus two more: an NVIDIA GPU under a CPU wheel, and a ROCm
+    build that sees /dev/kfd but no GPU (e.g. a driver too old for the ROCm in the wheel)."""
+    assert hd.detect(MACHINES["cuda_wheel_on_amd"]).warnings == (
+        "AMD GPU present but this torch has no ROCm support (torch.version.hip is None): install a ROCm wheel "
+        f"(--index-url {hd.ROCM_WHEEL_INDEX}) or use a rocm/pytorch image",
+    )
+    nvidia_cpu = dataclasses.replace(MACHINES["cpu"], pci_gpu_vendors=("NVIDIA",))
+    assert hd.detect(nvidia_cpu).warnings == ("NVIDIA GPU present but this torch has no CUDA support: install a CUDA "
+                                              "wheel",)  # fmt: skip
+    no_driver = dataclasses.replace(MACHINES["h100"], cuda_available=False, gpus=(), arch_list=())
+    assert hd.detect(no_driver).warnings == ("NVIDIA GPU present and a CUDA 13.0 build, but torch sees no GPU: check "
+                                             "the driver (nvidia-smi shows the newest CUDA it supports)",)  # fmt: skip
+    no_gpu = dataclasses.replace(MACHINES["container_no_kfd"], dev_kfd=True, dev_dri=True)
+    info = hd.detect(no_gpu)
+    assert info.backend == "cpu" and info.warnings == (
+        "ROCm build of torch but no usable GPU: run `python -m helpers.doctor`",
+    )
+    empty = dataclasses.replace(MACHINES["rocm_missing_arch"], arch_list=())
+    assert "(built for nothing)" in hd.detect(empty).warnings[0]
+
+
+def test_detect_counts_and_names_without_a_gpu():
+    for name, dev_name in (("cpu", "CPU"), ("mps", "Apple MPS")):
+        info = hd.detect(MACHINES[name])
+        assert (info.count, info.name, info.memory_gb, info.arch) == (1, dev_name, None, None)
+    nomem = hd.DeviceInfo("rocm", torch.device("cuda", 0), "X", 1, None, "gfx942", "2.14.1", "7.14", None, True)
+    assert hd.describe(nomem).splitlines()[2] == "gpu: 1 x gfx942, in this build: yes"
