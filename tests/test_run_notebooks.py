@@ -152,9 +152,13 @@ def test_failure_from_papermill_and_from_anything_else():
                                 evalue="division by zero", traceback=tb)  # fmt: skip
     assert failure(e) == {"message": "cell [4]: ZeroDivisionError: division by zero", "type": "ZeroDivisionError",
                           "traceback": "Traceback\nZeroDivisionError"}  # fmt: skip
-    f = failure(TimeoutError("first line\nCell execution timed out after 600 s"))
-    assert f == {"message": "TimeoutError: Cell execution timed out after 600 s", "type": "TimeoutError",
-                 "traceback": "first line\nCell execution timed out after 600 s"}  # fmt: skip
+    text = (
+        "A cell timed out while it was being executed, after 3 seconds.\nThe message was: Cell execution timed out."
+        "\nHere is a preview of the cell contents:\n-------------------\n['time.sleep(60)']\n-------------------\n"
+    )
+    f = failure(TimeoutError(text))  # nbclient's CellTimeoutError says this
+    assert f == {"message": "TimeoutError: A cell timed out while it was being executed, after 3 seconds.",
+                 "type": "TimeoutError", "traceback": text}  # fmt: skip
     assert failure(RuntimeError())["message"] == "RuntimeError: "
     assert len(failure(RuntimeError("x" * 900))["message"]) == 500
 
@@ -222,3 +226,28 @@ def test_machine_describes_this_machine():
     assert m["backend"] == "cpu" and m["gpu_count"] == 0 and m["gpu_arch"] is None and m["device"] == "cpu (CPU)"
     assert (m["torch"], m["hip"], m["cuda"]) == (torch.__version__, torch.version.hip, torch.version.cuda)
     assert m["python"].count(".") == 2 and m["host"]
+
+
+def test_load_params_messages_name_every_offender(tmp_path):
+    from tools.run_notebooks import ParamsError, load_params
+
+    notebook(tmp_path / "01_a.ipynb", "pass")
+    nbformat.write(new_notebook(cells=[new_code_cell("pass")]), tmp_path / "02_plain.ipynb")
+    for text, message in [
+        ("01_x:\n  A: 1\n01_y:\n  A: 1\n", "no notebook named 01_x, 01_y (sections are notebook names or `all`)"),
+        ("01_a:\n  B: 1\n  C: 2\n", "01_a.ipynb defines no parameter B, C (its parameters cell has: VALUE)"),
+        ("02_plain:\n  B: 1\n", "02_plain.ipynb defines no parameter B (its parameters cell has: none)"),
+    ]:
+        (tmp_path / "p.yaml").write_text(text)
+        with pytest.raises(ParamsError) as e:
+            load_params(tmp_path / "p.yaml", [tmp_path / "01_a.ipynb", tmp_path / "02_plain.ipynb"])
+        assert str(e.value) == f"{tmp_path / 'p.yaml'}: {message}"
+
+
+def test_a_hanging_cell_times_out_quietly(tmp_path):
+    notebook(tmp_path / "01_slow.ipynb", "import time\ntime.sleep(60)")
+    r = runner("--out", tmp_path / "build", "--cell-timeout", "3", tmp_path / "01_slow.ipynb", cwd=tmp_path)
+    doc = json.loads((tmp_path / "build" / "summary.json").read_text())["notebooks"]["01_slow"]
+    assert r.returncode == 1 and doc["status"] == "fail" and "timed out" in doc["error"]["message"].lower()
+    assert 3 <= doc["seconds"] < 60 and doc["metrics"] == {}
+    assert "Executing" not in r.stderr  # no papermill progress bar in CI logs

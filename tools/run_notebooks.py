@@ -102,9 +102,9 @@ def failure(e: Exception) -> dict:
     """What went wrong, from papermill's PapermillExecutionError (or any other exception)."""
     ename = getattr(e, "ename", None) or type(e).__name__
     evalue = getattr(e, "evalue", None)
-    if evalue is None:
-        lines = str(e).strip().splitlines()
-        evalue = lines[-1] if lines else ""
+    if evalue is None:  # nbclient's CellTimeoutError: a sentence, then the cell between lines of dashes
+        lines = [ln.strip() for ln in str(e).splitlines() if any(ch.isalpha() for ch in ln)]
+        evalue = lines[0] if lines else ""
     count = getattr(e, "exec_count", None)
     where = f"cell [{count}]: " if count is not None else ""
     trace = getattr(e, "traceback", None) or [str(e)]
