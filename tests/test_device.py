@@ -213,5 +213,6 @@ def test_detect_counts_and_names_without_a_gpu():
     for name, dev_name in (("cpu", "CPU"), ("mps", "Apple MPS")):
         info = hd.detect(MACHINES[name])
         assert (info.count, info.name, info.memory_gb, info.arch) == (1, dev_name, None, None)
-    nomem = hd.DeviceInfo("rocm", torch.device("cuda", 0), "X", 1, None, "gfx942", "2.14.1", "7.14", None, True)
+    gpu = torch.device("cuda", 0)  # portcheck: ignore=PC101 (a description only: nothing runs on it)
+    nomem = hd.DeviceInfo("rocm", gpu, "X", 1, None, "gfx942", "2.14.1", "7.14", None, True)
     assert hd.describe(nomem).splitlines()[2] == "gpu: 1 x gfx942, in this build: yes"

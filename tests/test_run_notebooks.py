@@ -224,7 +224,8 @@ def test_machine_describes_this_machine():
 
     m = machine()
     assert m["backend"] == "cpu" and m["gpu_count"] == 0 and m["gpu_arch"] is None and m["device"] == "cpu (CPU)"
-    assert (m["torch"], m["hip"], m["cuda"]) == (torch.__version__, torch.version.hip, torch.version.cuda)
+    versions = (torch.__version__, torch.version.hip, torch.version.cuda)  # portcheck: ignore=PC106 (reported)
+    assert (m["torch"], m["hip"], m["cuda"]) == versions
     assert m["python"].count(".") == 2 and m["host"]
 
 
