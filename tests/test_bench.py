@@ -102,3 +102,15 @@ def test_compare_table_text_and_chart_data():
     import matplotlib.pyplot as plt
 
     assert c.figure.number not in plt.get_fignums()  # closed: the notebook shows it once, with display()
+
+
+def test_mps_is_synchronised_too(monkeypatch):
+    events = []
+    monkeypatch.setattr(torch.mps, "synchronize", lambda: events.append("mps sync"))
+    first_vs_steady(lambda: events.append("step"), device="mps", runs=1)  # torch.device("mps") is only a name here
+    assert events == ["mps sync", "step", "mps sync", "mps sync", "step", "mps sync"]
+
+
+def test_measure_counts_one_item_per_step_by_default():
+    r = measure(lambda: None, label="noop", min_run_time=0.01)
+    assert abs(r.items_per_s * r.median_s - 1.0) < 1e-9

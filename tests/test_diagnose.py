@@ -377,12 +377,19 @@ def test_streaming_stops_at_the_first_rule():
     from helpers.diagnose import diagnose_lines
 
     def log():
-        yield b"Illegal instruction (core dumped)\n"  # 34 bytes
-        yield b"y" * 39 + b"\n"  # 74 bytes in all: the chunk of 64 is full
+        yield b"start\n"
+        yield b"Illegal instruction (core dumped)\n"  # 40 bytes so far
+        yield b"y" * 39 + b"\n"  # 80 bytes in all: the chunk of 64 is full
         raise AssertionError("read past a first-rule match")
 
     d = diagnose_lines(log(), chunk_bytes=64)
     assert (d.category, d.matched) == ("illegal_instruction", "Illegal instruction (core dumped)")
+
+
+def test_a_diagnosis_carries_its_rule():
+    d = diagnose("Illegal instruction (core dumped)")
+    assert (d.category, d.title, d.cause, d.fix, d.source) == (RULES[0].category, RULES[0].title, RULES[0].cause,
+                                                               list(RULES[0].fix), RULES[0].source)  # fmt: skip
 
 
 def test_format_diagnosis_text():
@@ -448,4 +455,5 @@ def test_command_line_help(capsys, module, usage, words):
         importlib.import_module(module).main(["--help"])
     out = capsys.readouterr().out
     assert e.value.code == 0 and out.splitlines()[0] == usage
-    assert all(w in " ".join(out.split()) for w in words), out
+    text = f" {' '.join(out.split())} "
+    assert all(f" {w} " in text for w in words), out

@@ -148,7 +148,9 @@ def test_main_exit_code_follows_the_verdicts(monkeypatch, capsys, name, code):
     text = capsys.readouterr().out
     assert ("NOT ready" in text) == bool(code) and text.splitlines()[-1].endswith("ready" if not code else "first")
     assert doctor.main(["--json"]) == code
-    data = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    data = json.loads(out)
+    assert out.startswith('{\n  "schema": 1,\n  "ok": ')
     assert data["ok"] is (code == 0) and (data["summary"]["FAIL"] == 0) is (code == 0)
     assert [c["name"] for c in data["checks"]] == [c.name for c in run_checks(machine(name))]
 
@@ -324,7 +326,11 @@ def test_the_os_reads(tmp_path, monkeypatch):
     assert doctor._access(str(ok)) == "denied"  # (root may open anything: the refusal is simulated)
     monkeypatch.undo()
 
-    monkeypatch.setattr(doctor.glob, "glob", lambda pattern: ["/dev/dri/renderD129", "/dev/dri/renderD128"])
+    def nodes(pattern):
+        assert pattern == "/dev/dri/renderD*"
+        return ["/dev/dri/renderD129", "/dev/dri/renderD128"]
+
+    monkeypatch.setattr(doctor.glob, "glob", nodes)
     assert doctor._render_node() == "/dev/dri/renderD128"
     monkeypatch.setattr(doctor.glob, "glob", lambda pattern: [])
     assert doctor._render_node() == "/dev/dri"
@@ -388,3 +394,19 @@ def test_gather_reports_broken_imports_and_who_runs_it(monkeypatch):
     assert m.torchvision is None and m.torchvision_error.startswith("ModuleNotFoundError: import of torchvision")
     assert m.numpy_error == "RuntimeError: Numpy is not available" and m.runtime == "HIP runtime (fake)"
     assert m.is_root is False
+
+
+def test_python_range_and_a_torch_without_facts():
+    assert verdicts(machine("cpu", python=(3, 13, 1)))["Python"] == "WARN"  # tested on 3.11-3.12 only
+    checks = run_checks(Machine())  # neither an import error nor facts: torch is there but unusable
+    assert [(c.name, c.status, c.detail) for c in checks if c.name == "import torch"] == [
+        ("import torch", "FAIL", "torch unusable")
+    ]
+
+
+def test_run_ops_reports_an_empty_message(monkeypatch):
+    def ones(*a, **k):
+        raise RuntimeError()
+
+    monkeypatch.setattr(torch, "ones", ones)
+    assert doctor._run_ops(torch.device("cpu")) == {"tiny op": "RuntimeError: ", "bf16 op": "RuntimeError: "}

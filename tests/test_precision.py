@@ -160,3 +160,7 @@ def test_probe_runs_each_op_on_the_given_device():
     seen = []
     hp.probe_dtypes(CPU, ops=(seen.append,))
     assert seen == [CPU, CPU]  # once per low-precision dtype
+
+
+def test_cpu_bf16_defaults_to_unknown_no():
+    assert hp.recommend_amp_dtype("cpu", ALL)[0] is None  # without evidence of bf16 instructions: float32

@@ -234,10 +234,14 @@ def test_load_params_messages_name_every_offender(tmp_path):
 
     notebook(tmp_path / "01_a.ipynb", "pass")
     nbformat.write(new_notebook(cells=[new_code_cell("pass")]), tmp_path / "02_plain.ipynb")
+    two = new_notebook(cells=[new_code_cell("A = 1\nB = 2")])
+    two.cells[0].metadata["tags"] = ["parameters"]
+    nbformat.write(two, tmp_path / "03_two.ipynb")
     for text, message in [
         ("01_x:\n  A: 1\n01_y:\n  A: 1\n", "no notebook named 01_x, 01_y (sections are notebook names or `all`)"),
         ("01_a:\n  B: 1\n  C: 2\n", "01_a.ipynb defines no parameter B, C (its parameters cell has: VALUE)"),
         ("02_plain:\n  B: 1\n", "02_plain.ipynb defines no parameter B (its parameters cell has: none)"),
+        ("03_two:\n  C: 1\n", "03_two.ipynb defines no parameter C (its parameters cell has: A, B)"),
     ]:
         (tmp_path / "p.yaml").write_text(text)
         with pytest.raises(ParamsError) as e:
