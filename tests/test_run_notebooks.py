@@ -256,3 +256,24 @@ def test_a_hanging_cell_times_out_quietly(tmp_path):
     assert r.returncode == 1 and doc["status"] == "fail" and "timed out" in doc["error"]["message"].lower()
     assert 3 <= doc["seconds"] < 60 and doc["metrics"] == {}
     assert "Executing" not in r.stderr  # no papermill progress bar in CI logs
+
+
+def test_defaults_messages_and_a_second_run_into_the_same_folder(tmp_path, capsys):
+    from tools.run_notebooks import main
+
+    notebook(tmp_path / "01_ok.ipynb", "assert VALUE == 1")
+    for _ in range(2):  # the output folders exist the second time
+        r = runner(tmp_path / "01_ok.ipynb", cwd=tmp_path)  # no --out: ./build
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.startswith("== 01_ok.ipynb on cpu (CPU)\n   pass in ") and r.stderr == ""
+    assert (tmp_path / "build" / "summary.md").exists() and (tmp_path / "build" / "html" / "01_ok.html").exists()
+    r = runner(tmp_path / "a.ipynb", tmp_path / "b.ipynb", cwd=tmp_path)
+    assert r.stderr == f"error: no such notebook: {tmp_path / 'a.ipynb'}, {tmp_path / 'b.ipynb'}\n"
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "Execute notebooks with papermill; write HTML, build/summary.md, build/junit.xml and build/summary.json."
+        in text
+    )
+    assert " --params PARAMS YAML file: notebook name (or `all`) -> papermill parameters " in text
