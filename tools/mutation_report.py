@@ -45,6 +45,8 @@ def table(results: dict[str, str], equiv: dict[str, str]) -> tuple[str, dict[str
     scores = {}
     for mod, c in sorted(counts.items()):
         idle = c["no tests"] + c["not checked"] + c["skipped"]
+        if idle == sum(c.values()):
+            continue  # a module this run did not select
         judged = sum(c.values()) - c["equivalent"] - idle
         scores[mod] = (c["killed"] + c["timeout"]) / judged if judged else 0.0
         rows.append(f"| {mod} | {sum(c.values())} | {c['killed']} | {c['timeout']} | {c['survived']} | "
