@@ -75,7 +75,6 @@ RULES = (
             r"lib(amdhip64|MIOpen|rocblas|hipblas|hipblaslt|rocsolver|hipsparse|rocfft|hsa-runtime64|rccl|roctracer64"
             r"|rocprofiler\w*|amd_comgr|rocm_sysdeps\w*|rocm_smi64|torch_hip|c10_hip)[\w.-]*\.so[\w.]*: "
             r"(cannot open shared object file|undefined symbol)",
-            r"0xC0000005",  # Windows: an access violation while torch loads its native libraries
         ),
         "A ROCm library that torch loads is missing or from another ROCm version",
         "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
@@ -505,6 +504,18 @@ RULES = (
             "or ignore it: only start-up time is affected, and the compiled kernels are cached in ~/.cache/miopen",
         ),
         "https://rocm.docs.amd.com/projects/MIOpen/en/latest/install/install.html",
+    ),
+    Rule(
+        "shared_lib_load",  # a symptom, not a cause: only when no rule above explains the crash
+        (r"0xC0000005",),
+        "A native library crashed the process (Windows access violation)",
+        "Exit code 0xC0000005 (3221225477) is an access violation in native code. With nothing else in the log it is "
+        "most often a DLL from another ROCm/HIP SDK or driver release than the torch wheel was built for.",
+        (
+            "Install the ROCm torch wheels that match the installed AMD driver / HIP SDK, in a fresh environment",
+            "Run again with python -X faulthandler to see the Python frame that was running when it crashed",
+        ),
+        ROCM_INSTALL,
     ),
     Rule(
         "miopen",

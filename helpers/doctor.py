@@ -213,7 +213,9 @@ def _torch_checks(m: Machine) -> list[Check]:
     if info.arch is None:
         out.append(Check("GPU target in this build", "SKIP", "no GPU in use"))
     elif info.arch_supported:
-        out.append(Check("GPU target in this build", "PASS", f"{info.arch} is in torch.cuda.get_arch_list()"))
+        listed = info.arch in f.arch_list  # else: compatible sm_XY cubins or PTX (helpers.device._arch_supported)
+        how = "is in" if listed else "runs code the build has for an older target or PTX in"
+        out.append(Check("GPU target in this build", "PASS", f"{info.arch} {how} torch.cuda.get_arch_list()"))
     else:
         out.append(
             Check(

@@ -293,6 +293,16 @@ def scenarios():
             cpu, torchvision="0.24.0", shm_bytes=2**30, facts=dataclasses.replace(cpu.facts, torch_version="2.5.0")
         ),
     )
+    yield (
+        "L40S (sm_89) with the CUDA wheel",
+        machine(
+            "h100",
+            facts=dataclasses.replace(
+                MACHINES["h100"],
+                gpus=(dataclasses.replace(MACHINES["h100"].gpus[0], name="NVIDIA L40S", arch="sm_89"),),
+            ),
+        ),
+    )
     yield "nothing readable", dataclasses.replace(mi, dev_access={}, groups=(), shm_bytes=None, op_errors={},
                                                   free_memory=None, torchvision=None)  # fmt: skip
 

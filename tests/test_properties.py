@@ -87,11 +87,15 @@ def test_a_cuda_ism_is_flagged_on_its_line_and_its_twin_is_not(pair, before, aft
 
 
 def _broken(kind: str, m):
-    """Machine m with one fact made worse."""
+    """Machine m with one fact made worse (a device already denied or missing stays as it is: that is no better)."""
     f, dev = m.facts, m.dev_access or {"/dev/kfd": "ok"}
+
+    def devices(state):
+        return {p: state if v == "ok" else v for p, v in dev.items()}
+
     return {
-        "dev denied": lambda: dataclasses.replace(m, dev_access=dict.fromkeys(dev, "denied")),
-        "dev missing": lambda: dataclasses.replace(m, dev_access=dict.fromkeys(dev, "missing")),
+        "dev denied": lambda: dataclasses.replace(m, dev_access=devices("denied")),
+        "dev missing": lambda: dataclasses.replace(m, dev_access=devices("missing")),
         "no groups": lambda: dataclasses.replace(m, groups=(), is_root=False),
         "op fails": lambda: dataclasses.replace(m, op_errors={**m.op_errors, "tiny op": "RuntimeError: HIP error"}),
         "bf16 fails": lambda: dataclasses.replace(m, op_errors={**m.op_errors, "bf16 op": "RuntimeError: x"}),
