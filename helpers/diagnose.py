@@ -117,6 +117,7 @@ RULES = (
             r"'ROCMExecutionProvider' is not in available provider",
             r"TryGetProviderInfo_CUDA",
             r"Torch not compiled with CUDA enabled",
+            r"No ROCm runtime is found",  # torch.utils.cpp_extension: ROCM_HOME exists, torch.version.hip is None
             r"Found no NVIDIA driver",
             r"libcudart\.so[.\d]*: cannot open",
         ),
@@ -157,13 +158,15 @@ RULES = (
         "device_permissions",
         (
             r"amdgpu_get_auth",
-            r"Unexpected error from hipGetDeviceCount",
             r"HSA_STATUS_ERROR_OUT_OF_RESOURCES",
             r"No HIP GPUs are available",
             r"Unable to open /dev/kfd",
             r"/dev/(kfd|dri)\S*.*(Permission denied|No such file)",
             r"hipErrorNoDevice",
             r"no ROCm-capable device is detected",
+            r"hipErrorInvalidDevice\b",  # a device ordinal the runtime does not have (not ...DeviceFunction)
+            r"ROCk module is NOT loaded",  # rocminfo: the amdgpu kernel driver is not loaded
+            r"GPU node has an unrecognized id",  # rocminfo: the runtime does not know this GPU
         ),
         "The ROCm runtime sees no usable GPU",
         "/dev/kfd or /dev/dri is not passed into the container, the user is not in the render/video groups, "
@@ -183,6 +186,7 @@ RULES = (
             r"Memory access fault by GPU",
             r"MEMORY_APERTURE_VIOLATION",
             r"GPU core dump created",
+            r"Error Code \(0x(29|2b)\)",  # HSA status 41/43: memory aperture violation / memory fault (hsa_ext_amd.h)
             r"amdgpu: \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT",  # the kernel log (dmesg) of a GPU page fault
         ),
         "A GPU kernel accessed memory it may not (a GPU page fault)",
@@ -286,7 +290,7 @@ RULES = (
             r"not implemented for '(BFloat16|Half|Float8\w*)'",
             r"float8_e4m3fn\b",
             r"e4m3fnuz|e5m2fnuz",
-            r"(unsupported|not supported).{0,40}(bfloat16|float16|half|fp8|float8)",
+            r"(unsupported|not support(ed)?).{0,40}(bfloat16|float16|half|fp8|float8)",
             r"(bfloat16|float16|fp8|float8).{0,40}(unsupported|not supported)",
         ),
         "This dtype is not supported for this op on this device",
@@ -330,6 +334,7 @@ RULES = (
             r"Triton PTX codegen error",
             r"OutOfResources: out of resource",
             r"cannot be accessed from Triton",
+            r"function load_binary> returned NULL",  # Triton's driver could not load the kernel it compiled
         ),
         "Triton (torch.compile's kernels) failed on this GPU",
         "Triton compiles kernels at run time (torch.compile, vLLM, custom kernels). Its AMD backend has other limits "
@@ -434,7 +439,7 @@ RULES = (
             r"Error compiling objects for extension",
             r"(hipcc|clang(-\d+)?|hip-clang): error:",
             r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
-            r"FAILED: \S+\.(o|obj)\b",  # ninja / make: the object that did not compile
+            r"FAILED: \S+\.(o|obj|so)\b",  # ninja / make: the object that did not compile, the library not linked
             r"error: unknown warning option",
             r"error: command '[^']*(hipcc|nvcc|clang\+\+|g\+\+|c\+\+)' failed",
             r"Failed building wheel for|Failed to build installable wheels",
@@ -449,6 +454,7 @@ RULES = (
             r"The mask must be a 64-bit",
             r"<inline asm>",
             r"cannot find HIP runtime",
+            r"was built using hcc",  # HCC-era hipcc: HIP and the compiler are from different releases
             r"nvcc was not found",
             r"CUDA_HOME",
             r"nvcc(: not found| not found|: command not found)",
