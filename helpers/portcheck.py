@@ -91,6 +91,10 @@ RULES = {
         Rule("PC204", "warning", "CUDA-only library", "see the message for its ROCm equivalent"),
         Rule("PC205", "warning", "TORCH_CUDA_ARCH_LIST without PYTORCH_ROCM_ARCH: ROCm builds ignore it",
              'also set PYTORCH_ROCM_ARCH="gfx942;gfx90a" (your gfx targets)'),
+        Rule("PC206", "warning", "this setup.py builds GPU code with CUDA_HOME / nvcc only: on a ROCm torch "
+             "CUDA_HOME is None and there is no nvcc, so the extension is skipped or the build fails",
+             "branch on IS_HIP_EXTENSION (torch.utils.cpp_extension): CUDAExtension then builds with hipcc "
+             "(ROCM_HOME), and PYTORCH_ROCM_ARCH picks the GPU targets"),
         Rule("PC900", "error", "file could not be parsed", "fix the syntax error or the encoding"),
     )
 }  # fmt: skip
@@ -151,7 +155,9 @@ CUDA_LIBS = (
     (re.compile(r"cublasLt|cublas_v2\.h.*Lt"), "cuBLASLt -> hipBLASLt"),
     (re.compile(r"\bcutlass\b", re.I), "CUTLASS -> Composable Kernel (CK)"),
     (re.compile(r"cudnn_frontend"), "cuDNN frontend -> MIOpen"),
+    (re.compile(r"#\s*include\s*<mma\.h>"), "WMMA (<mma.h>, nvcuda::wmma) has no HIP header -> rocWMMA (rocwmma::)"),
 )
+VERSION_PARSERS = {"parse", "Version", "LooseVersion", "StrictVersion", "parse_version", "int", "float"}
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".h", ".hpp")
 BUILD_NAMES = ("setup.py", "CMakeLists.txt", "Makefile", "Dockerfile", "build.sh")
 BUILD_SUFFIXES = (".cmake", ".sh", ".mk")
@@ -394,8 +400,25 @@ class _PyScan:
             self.add(node, "PC105")
         elif name == "torch.version.cuda" and self._in_test(node):
             self.add(node, "PC106")
+        elif name == "torch.version.cuda" and self._parsed(node):
+            self.add(node, "PC106", ": here it is parsed as a version, which raises on ROCm")
         elif name in ("torch.float8_e4m3fn", "torch.float8_e5m2"):
             self.add(node, "PC110", f": {name}")
+
+    def _parsed(self, target) -> bool:
+        """torch.version.cuda parsed (parse(...), int(...)) or split, outside a branch that tests the build."""
+        build_test = re.compile(r"version\.|hip|rocm|CUDA_HOME", re.I)
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.If | ast.IfExp) and build_test.search(ast.unparse(n.test)):
+                if any(c is target for c in ast.walk(n)):
+                    return False
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.Call) and (
+                (any(a is target for a in n.args) and _dotted(n.func).rpartition(".")[2] in VERSION_PARSERS)
+                or (isinstance(n.func, ast.Attribute) and n.func.value is target)
+            ):
+                return True
+        return False
 
     def _in_test(self, target) -> bool:
         for n in ast.walk(self.tree):
@@ -453,8 +476,28 @@ def scan_python(path: str, data: bytes) -> list[Finding]:
     lines = source.splitlines()
     out = [_finding(path, lines, *f) for f in _PyScan(path, source, tree).run()]
     if os.path.basename(path) == "setup.py":
-        out += scan_build(path, source)
+        out += scan_build(path, source) + _cuda_only_setup(path, lines, tree)
     return sorted({f for f in out if f}, key=lambda f: (f.line, f.col, f.rule))
+
+
+def _cuda_only_setup(path: str, lines: list[str], tree: ast.AST) -> list[Finding]:
+    """PC206, once per setup.py: the first use of CUDA_HOME or nvcc in a build of torch extensions that never mentions
+    ROCm (ROCM_HOME, IS_HIP_EXTENSION, torch.version.hip, hipcc). torch.utils.cpp_extension sets CUDA_HOME only on
+    CUDA builds of torch. An "nvcc" key of extra_compile_args is no finding: on ROCm those flags go to hipcc."""
+    code = "\n".join(line.split("#", 1)[0] for line in lines)  # a comment that says "ROCm" ports nothing
+    if "cpp_extension" not in code or re.search(r"rocm|IS_HIP_EXTENSION|version\.hip|hipcc", code, re.I):
+        return []
+    keys = {id(k) for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys}
+    uses = [
+        n.lineno for n in ast.walk(tree)
+        if (isinstance(n, ast.Name) and n.id == "CUDA_HOME")
+        or (isinstance(n, ast.Constant) and id(n) not in keys and isinstance(n.value, str)
+            and re.fullmatch(r"CUDA_HOME|nvcc( .*)?|\S*/bin/nvcc", n.value))
+    ]  # fmt: skip
+    if not uses:
+        return []
+    line = min(uses)
+    return [f for f in [_finding(path, lines, line, 1, "PC206")] if f]
 
 
 def _cuda_arch_only(lines: list[str]) -> set[int]:

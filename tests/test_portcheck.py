@@ -13,7 +13,16 @@ from helpers.portcheck import RULES, main, scan, scan_cpp, scan_python
 
 ROOT = Path(__file__).parent.parent
 CORPUS = Path(__file__).parent / "portcheck_corpus"
-BAD = ["py_bad.py", "broken.py", "kernel_bad.cu", "CMakeLists.txt", "deps_bad.py", "triton_bad.py", "train_bad.sh"]
+BAD = [
+    "py_bad.py",
+    "broken.py",
+    "kernel_bad.cu",
+    "CMakeLists.txt",
+    "deps_bad.py",
+    "triton_bad.py",
+    "train_bad.sh",
+    "bad_build/setup.py",
+]
 GOOD = ["py_good.py", "kernel_good.cu", "good_build/setup.py", "deps_good.py", "triton_good.py", "good_build/train.sh"]
 
 

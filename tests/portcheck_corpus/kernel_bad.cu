@@ -1,6 +1,7 @@
 // Reduction written the CUDA way: every "expect" line must be reported.
 #include <cublasLt.h>  // expect: PC204
 #include <cutlass/gemm/device/gemm.h>  // expect: PC204
+#include <mma.h>  // expect: PC204
 #define WARP_SIZE 32  // expect: PC201
 #define FULL_MASK 0xffffffff  // expect: PC202
 

@@ -1,5 +1,6 @@
 // The portable version: no finding.
 #include <hipblaslt/hipblaslt.h>
+#include <rocwmma/rocwmma.hpp>  // the matrix-core API on AMD (nvcuda::wmma's counterpart)
 
 __device__ float warp_sum(float v) {
   // all lanes of the warp (32 on NVIDIA, 64 on AMD CDNA): a 0xffffffff mask would drop half of them

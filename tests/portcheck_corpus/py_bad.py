@@ -45,3 +45,8 @@ parser.add_argument("--device", default="cuda")  # expect: PC101
 want_gpu = True  # a wish, not an availability test
 if want_gpu:
     batch = batch.cuda()  # expect: PC101
+
+from packaging.version import parse  # noqa: E402
+
+built_with = parse(torch.version.cuda)  # expect: PC106
+cuda_major = int(torch.version.cuda.split(".")[0])  # expect: PC106

@@ -62,3 +62,11 @@ class Trainer:
 
 if dist.get_backend() == "nccl":
     flag = torch.zeros(1).cuda()
+
+from packaging.version import parse  # noqa: E402
+
+if torch.version.hip:  # a GPU build script: ROCm build ...
+    built_with = parse(torch.version.hip)
+else:  # ... or CUDA build
+    built_with = parse(torch.version.cuda)
+print("built with CUDA {}".format(torch.version.cuda))  # None on ROCm: printed, not parsed
