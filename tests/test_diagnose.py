@@ -457,3 +457,42 @@ def test_command_line_help(capsys, module, usage, words):
     assert e.value.code == 0 and out.splitlines()[0] == usage
     text = f" {' '.join(out.split())} "
     assert all(f" {w} " in text for w in words), out
+
+
+def test_an_unknown_error_says_exactly_which_line_to_search_for():
+    from helpers.diagnose import UNKNOWN
+
+    line = "SomeLibError: " + "x" * 400  # no rule knows it; longer than the 200 characters quoted
+    d = diagnose(f"step 1\n{line}\nstep 2")
+    assert d.category == "unknown" and (d.title, d.cause, d.source) == (UNKNOWN.title, UNKNOWN.cause, UNKNOWN.source)
+    trackers = "(github.com/ROCm/ROCm/issues, github.com/pytorch/pytorch/issues)"
+    search = f"Search the issue trackers for: {line[:200]!r} {trackers}"
+    assert d.fix == [search, *UNKNOWN.fix[1:]] and d.matched == ""
+
+
+def test_the_matched_line_is_quoted_up_to_300_characters():
+    line = "torch.OutOfMemoryError: HIP out of memory. " + "y" * 400
+    assert diagnose(f"epoch 3\n{line}\n").matched == line[:300]
+
+
+def test_bytes_are_read_as_utf8_even_when_some_are_not():
+    raw = b"\xff\xfe garbled prefix\ntorch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB\n"
+    d = diagnose(raw)
+    assert d.category == "out_of_memory" and d.matched.startswith("torch.OutOfMemoryError")
+
+
+def test_an_exception_is_read_with_its_traceback():
+    from helpers.diagnose import _text
+
+    def load_extension():
+        raise ImportError("libamdhip64.so.6: cannot open shared object file: No such file or directory")
+
+    try:
+        load_extension()
+    except ImportError as e:
+        d, text = diagnose(e), _text(e)
+    assert d.category == "shared_lib_load"
+    assert d.matched.startswith("raise ImportError(")  # the traceback is read: the source line comes first
+    lines = text.splitlines()
+    assert lines[0] == "Traceback (most recent call last):" and lines[-1].startswith("ImportError: libamdhip64")
+    assert all(ln.startswith(("  File ", "    ", "ImportError: ")) for ln in lines[1:]), lines

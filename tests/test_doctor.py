@@ -327,6 +327,12 @@ def test_reports_match_the_reviewed_snapshot(monkeypatch):
     assert text == SNAPSHOT.read_text()
 
 
+def test_a_machine_without_a_hostname_is_this_machine(monkeypatch):
+    monkeypatch.setattr(doctor.platform, "node", lambda: "")  # platform.node() is "" when the name is unknown
+    header = doctor.format_report(run_checks(machine("cpu"))).splitlines()[0]
+    assert header == f"{'course doctor':<28} (this machine)"
+
+
 def test_the_os_reads(tmp_path, monkeypatch):
     """_access, _render_node, _shm and _groups on real files, and with the OS answering otherwise."""
     ok = tmp_path / "kfd"

@@ -213,6 +213,8 @@ def test_junit_and_markdown_documents():
         "| --- | --- | ---: | --- |",
         "| 01_a | speed | 1.235e+04 | items/s |",
     ]
+    assert [p.get("name") for p in suite.find("properties")] == ["device", "backend", "torch", "hip", "cuda", "python"]
+    assert junit({"01_a": results["01_a"]}, info, 1.0).getroot().get("failures") == "0"  # not the passes counted
     no_metrics = {"01_a": {**results["01_a"], "metrics": {}}}
     assert markdown(no_metrics, info).count("\n") == 3  # no empty metrics table
 
@@ -227,6 +229,34 @@ def test_machine_describes_this_machine():
     versions = (torch.__version__, torch.version.hip, torch.version.cuda)  # portcheck: ignore=PC106 (reported)
     assert (m["torch"], m["hip"], m["cuda"]) == versions
     assert m["python"].count(".") == 2 and m["host"]
+
+
+def test_machine_counts_the_gpus_of_a_gpu_machine(monkeypatch):
+    import helpers.device
+    from tools.run_notebooks import machine
+
+    info = SimpleNamespace(backend="rocm", name="AMD Instinct MI300X", arch="gfx942", count=8)
+    monkeypatch.setattr(helpers.device, "detect", lambda: info)
+    monkeypatch.setattr(helpers.device, "pick_device", lambda: "cuda:0")
+    m = machine()
+    assert (m["device"], m["backend"], m["gpu_arch"], m["gpu_count"]) == ("cuda:0 (AMD Instinct MI300X)", "rocm",
+                                                                          "gfx942", 8)  # fmt: skip
+
+
+def test_run_one_when_papermill_fails_before_writing_anything(tmp_path, monkeypatch):
+    from tools import run_notebooks as rn
+
+    clock = iter([10.0, 11.26])
+    monkeypatch.setattr(rn, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
+
+    def no_kernel(*args, **kwargs):
+        raise RuntimeError("No such kernel named python3")
+
+    monkeypatch.setattr(rn.papermill, "execute_notebook", no_kernel)
+    notebook(tmp_path / "01_x.ipynb", "x = 1")
+    r = rn.run_one(tmp_path / "01_x.ipynb", tmp_path, {}, 60)
+    assert r == {"status": "fail", "seconds": 1.3, "error": rn.failure(RuntimeError("No such kernel named python3")),
+                 "metrics": {}}  # fmt: skip
 
 
 def test_load_params_messages_name_every_offender(tmp_path):
@@ -267,6 +297,8 @@ def test_defaults_messages_and_a_second_run_into_the_same_folder(tmp_path, capsy
         assert r.returncode == 0, r.stdout + r.stderr
         assert r.stdout.startswith("== 01_ok.ipynb on cpu (CPU)\n   pass in ") and r.stderr == ""
     assert (tmp_path / "build" / "summary.md").exists() and (tmp_path / "build" / "html" / "01_ok.html").exists()
+    passed = json.loads((tmp_path / "build" / "summary.json").read_text())["notebooks"]["01_ok"]
+    assert (passed["status"], passed["error"], passed["metrics"]) == ("pass", None, {})
     r = runner(tmp_path / "a.ipynb", tmp_path / "b.ipynb", cwd=tmp_path)
     assert r.stderr == f"error: no such notebook: {tmp_path / 'a.ipynb'}, {tmp_path / 'b.ipynb'}\n"
     with pytest.raises(SystemExit):
