@@ -298,11 +298,9 @@ class _PyScan:
         full = self.aliases.get(first, first)
         return f"{full}.{rest}" if rest else full
 
-    def add(self, node, rule, extra=""):
+    def add(self, node, rule, extra="", severity=None):
         if rule == "PC101" and id(node) in self.defaults:
             extra, severity = ": a parameter's default: callers that leave it out fail on CPU-only machines", "warning"
-        else:
-            severity = None
         self.found.append((node.lineno, node.col_offset + 1, rule, extra, severity))
 
     def guarded(self, node) -> bool:
@@ -361,7 +359,13 @@ class _PyScan:
     def call(self, node, name):
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if attr == "cuda" and not self.guarded(node):
-            self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
+            follows = node.args and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device"
+            if follows:  # .cuda(w.device): the GPU w is on; it fails only where w is on the CPU
+                other = ast.unparse(node.args[0])[:40]
+                self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} follows {other}, which must be on a GPU; "
+                         f".to({other}) works wherever it is", "warning")  # fmt: skip
+            else:
+                self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
         elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
             self.add(node, "PC101", f": {ast.unparse(node)[:60]}")
         elif attr == "to" and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
@@ -501,19 +505,29 @@ def _cuda_only_setup(path: str, lines: list[str], tree: ast.AST) -> list[Finding
 
 
 def _cuda_arch_only(lines: list[str]) -> set[int]:
-    """Line numbers in the first branch of an `#if ... __CUDA_ARCH__ ...` that has an #else/#elif: HIP's compiler
-    does not define __CUDA_ARCH__, so on ROCm that branch is compiled out and the fallback is used."""
-    stack, spans = [], []  # stack: [start line, is a __CUDA_ARCH__ test, line of its first #else/#elif or None]
+    """Line numbers of preprocessor branches HIP never compiles. HIP's compiler does not define __CUDA_ARCH__: a branch
+    that requires it is compiled out when a later #elif/#else exists (that one is used), and after a branch that
+    requires its absence (`#ifndef __CUDA_ARCH__`, `!defined(__CUDA_ARCH__)`), which HIP always takes, every later
+    branch is."""
+    stack, spans = [], []  # stack: per open #if, its branches as [first line, "pos" | "neg" | None]
+
+    def kind(d: str) -> str | None:
+        if "__CUDA_ARCH__" not in d or re.match(r"#\s*else", d):
+            return None
+        return "neg" if re.match(r"#\s*ifndef", d) or re.search(r"!\s*defined", d) else "pos"
+
     for i, raw in enumerate(lines, 1):
         d = raw.strip()
         if re.match(r"#\s*if", d):
-            stack.append([i, "__CUDA_ARCH__" in d, None])
-        elif re.match(r"#\s*(else|elif)", d) and stack and stack[-1][2] is None:
-            stack[-1][2] = i
+            stack.append([[i, kind(d)]])
+        elif re.match(r"#\s*(else|elif)", d) and stack:
+            stack[-1].append([i, kind(d)])
         elif re.match(r"#\s*endif", d) and stack:
-            start, arch, other = stack.pop()
-            if arch and other:
-                spans.append((start, other))
+            branches = stack.pop()
+            ends = [b for b, _ in branches[1:]] + [i]
+            for n, ((a, k), b) in enumerate(zip(branches, ends, strict=True)):
+                if (k == "pos" and n + 1 < len(branches)) or any(k2 == "neg" for _, k2 in branches[:n]):
+                    spans.append((a, b))
     return {n for a, b in spans for n in range(a, b)}
 
 

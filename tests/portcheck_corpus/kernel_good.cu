@@ -30,3 +30,27 @@ __device__ float fast_rcp(float x) {
   return 1.0f / x;
 #endif
 }
+
+__device__ float fast_half_rcp(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));  // sm_80 and newer
+  return r * 0.5f;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+  float r;
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));  // sm_70: an #elif on __CUDA_ARCH__ is compiled out on HIP too
+  return r * 0.5f;
+#else
+  return 0.5f / x;  // what HIP compiles
+#endif
+}
+
+__device__ float rcp_host_branch(float x) {
+  float r = x;
+#ifndef __CUDA_ARCH__
+  r = 1.0f / x;
+#else
+  asm("rcp.approx.f32 %0, %1;" : "=f"(r) : "f"(x));  // NVIDIA device code: HIP takes the #ifndef branch
+#endif
+  return r;
+}

@@ -50,3 +50,4 @@ from packaging.version import parse  # noqa: E402
 
 built_with = parse(torch.version.cuda)  # expect: PC106
 cuda_major = int(torch.version.cuda.split(".")[0])  # expect: PC106
+lora_b = torch.zeros(4, 4).cuda(weight.device)  # expect: PC101

@@ -70,3 +70,4 @@ if torch.version.hip:  # a GPU build script: ROCm build ...
 else:  # ... or CUDA build
     built_with = parse(torch.version.cuda)
 print("built with CUDA {}".format(torch.version.cuda))  # None on ROCm: printed, not parsed
+lora_b = torch.zeros(4, 4).to(weight.device)  # follows the weight, on any device
