@@ -118,9 +118,42 @@ def test_pci_vendors(tmp_path):
             PciDevice("0x120000", "0x1002", "some_other_driver"),  # class 0x12, AMD, not a GPU driver
             PciDevice("0x120000", "0x1002")]  # an MI300X whose driver is not loaded: still a GPU  # fmt: skip
     root = make_root(tmp_path, pci=devs)
-    (root / "sys/bus/pci/devices/broken").mkdir()  # unreadable entries are skipped
+    (root / "sys/bus/pci/devices/0000").mkdir()  # unreadable entries are skipped (this one is listed first)
     assert hd.pci_gpu_vendors(str(root / "sys/bus/pci/devices")) == ("AMD", "AMD", "AMD", "NVIDIA", "AMD")
     assert hd.pci_gpu_vendors(str(tmp_path / "missing")) == ()
+
+
+def test_pick_device_messages_word_for_word():
+    with pytest.raises(hd.DeviceError) as e:
+        hd.pick_device("gpu0", facts=MACHINES["mi250x"])
+    assert str(e.value) == "unknown device 'gpu0' (argument); available here: cuda:0, cuda:1, cpu"
+    env = dataclasses.replace(MACHINES["mi250x"], env={"COURSE_DEVICE": "hip"})
+    with pytest.raises(hd.DeviceError) as e:
+        hd.pick_device(facts=env)
+    assert str(e.value) == ("'hip' ($COURSE_DEVICE) is not a PyTorch device type: AMD GPUs are 'cuda' in PyTorch; "
+                            "available here: cuda:0, cuda:1, cpu")  # fmt: skip
+
+
+def test_pick_device_on_a_mac_and_a_bare_cuda():
+    assert hd.available_devices(MACHINES["mps"]) == ["mps", "cpu"]
+    old_mac = dataclasses.replace(MACHINES["mps"], accelerator=None)  # torch < 2.6: no torch.accelerator
+    assert hd.pick_device(facts=old_mac) == torch.device("mps")
+    assert hd.pick_device("cuda", facts=MACHINES["h100"]) == torch.device("cuda")  # portcheck: ignore=PC101
+
+
+def test_read_facts_reads_its_root_and_by_default_this_machine(tmp_path, monkeypatch):
+    cpu_torch = fake_torch("2.14.1+cpu")
+    f = hd.read_facts(cpu_torch, str(tmp_path), environ={})
+    assert f.gpus == () and f.arch_list == () and not f.dev_kfd and not f.dev_dri
+    (tmp_path / "dev" / "dri").mkdir(parents=True)
+    assert hd.read_facts(cpu_torch, str(tmp_path), environ={}).dev_dri
+    seen = []
+    monkeypatch.setattr(hd.os.path, "exists", lambda p: seen.append(p) or False)
+    monkeypatch.setattr(hd.glob, "glob", lambda p: seen.append(p) or [])
+    hd.read_facts(cpu_torch, environ={})
+    assert "/dev/kfd" in seen and "/sys/bus/pci/devices/*" in seen  # the real /dev and sysfs
+    seen.clear()
+    assert hd.pci_gpu_vendors() == () and seen == ["/sys/bus/pci/devices/*"]
 
 
 def test_read_facts_through_fake_builds(tmp_path):

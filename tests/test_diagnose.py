@@ -496,3 +496,14 @@ def test_an_exception_is_read_with_its_traceback():
     lines = text.splitlines()
     assert lines[0] == "Traceback (most recent call last):" and lines[-1].startswith("ImportError: libamdhip64")
     assert all(ln.startswith(("  File ", "    ", "ImportError: ")) for ln in lines[1:]), lines
+
+
+def test_the_matched_line_is_whole_at_the_end_of_the_text_and_after_letters_that_grow_when_lowered(monkeypatch):
+    import helpers.diagnose as dg
+
+    assert diagnose("RuntimeError: HIP out of memory").matched == "RuntimeError: HIP out of memory"  # no newline
+    # "İ".lower() is two characters: such a text is searched case-insensitively as it is, so positions line up
+    text = "İİİİİİİİ HIP out of memory\nab\ncd"
+    assert diagnose(text).matched == "İİİİİİİİ HIP out of memory"
+    monkeypatch.setattr(dg, "_SLOW", [(rule, []) for rule, _ in dg._SLOW])  # plain ASCII never needs the slow table
+    assert diagnose("RuntimeError: HIP out of memory").category == "out_of_memory"

@@ -78,10 +78,11 @@ def test_wrong_backend_fails_clearly_and_leaves_no_process(tmp_path):
 def test_timeout_reaps_every_worker(tmp_path):
     marker = f"sleeper-{uuid.uuid4().hex}"
     script = tmp_path / f"{marker}.py"
-    script.write_text("import time\ntime.sleep(600)\n")
+    script.write_text("import time\nprint('worker up', flush=True)\ntime.sleep(600)\n")
     r = run_torchrun(str(script), nproc=2, timeout=8)
     assert r.timed_out and r.returncode != 0
     assert running_with(marker) == []
+    assert r.output.count("worker up") == 2  # what the workers printed before the timeout is kept
 
 
 def test_timeout_kills_workers_that_ignore_sigterm(tmp_path, monkeypatch):
@@ -92,11 +93,14 @@ def test_timeout_kills_workers_that_ignore_sigterm(tmp_path, monkeypatch):
     monkeypatch.setattr(helpers.dist, "GRACE_S", 3)
     marker = f"stubborn-{uuid.uuid4().hex}"
     script = tmp_path / f"{marker}.py"
-    script.write_text("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n")
+    script.write_text("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                      "print('stubborn worker up', flush=True)\ntime.sleep(600)\n")  # fmt: skip
     t0 = time.monotonic()
     r = run_torchrun(str(script), nproc=2, timeout=6)
-    assert r.timed_out and time.monotonic() - t0 < 60
+    # 6 s + GRACE_S (3 s) + reaping; waiting for torchrun's own 30 s grace instead would take 36 s or more
+    assert r.timed_out and time.monotonic() - t0 < 25
     assert running_with(marker) == []
+    assert r.output.count("stubborn worker up") == 2  # kept after the kill, too
 
 
 def test_an_interrupt_stops_torchrun_and_its_workers(tmp_path, monkeypatch):

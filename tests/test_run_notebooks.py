@@ -231,6 +231,40 @@ def test_machine_describes_this_machine():
     assert m["python"].count(".") == 2 and m["host"]
 
 
+def test_main_passes_defaults_prints_progress_and_writes_each_document(tmp_path, monkeypatch):
+    """main() around a stand-in run_one: what it hands each notebook, what it prints, the three files it writes."""
+    import time
+    from datetime import UTC, datetime, timedelta
+
+    from tools import run_notebooks as rn
+
+    calls = []
+
+    def run_one(nb, out, params, cell_timeout):
+        calls.append((nb.name, params, cell_timeout))
+        error = {"message": "cell [3]: ValueError: no", "type": "ValueError", "traceback": "tb"}
+        return {"status": "fail" if nb.stem == "02_b" else "pass", "seconds": 0.5 if nb.stem == "02_b" else 0.25,
+                "error": error if nb.stem == "02_b" else None, "metrics": {}}  # fmt: skip
+
+    monkeypatch.setattr(rn, "run_one", run_one)
+    for name in ("01_a", "02_b"):
+        notebook(tmp_path / f"{name}.ipynb", "x = 1")
+    out, t0 = tmp_path / "deep" / "build", time.monotonic()
+    r = runner("--out", out, tmp_path / "01_a.ipynb", tmp_path / "02_b.ipynb", cwd=tmp_path)
+    wall = time.monotonic() - t0
+    assert r.returncode == 1 and calls == [("01_a.ipynb", {}, 600), ("02_b.ipynb", {}, 600)]  # no --params: {}
+    assert "\n   pass in 0.25 s\n" in r.stdout and "\n   FAIL: cell [3]: ValueError: no in 0.5 s\n" in r.stdout
+    assert r.stdout.endswith((out / "summary.md").read_text() + "\n")  # the summary it wrote, printed last
+    raw = (out / "junit.xml").read_bytes()
+    assert raw.lower().startswith(b"<?xml version='1.0' encoding='utf-8'?>")
+    assert 0 <= float(ET.fromstring(raw).find("testsuite").get("time")) <= wall + 1
+    text = (out / "summary.json").read_text()
+    doc = json.loads(text)
+    assert text.startswith('{\n "schema": 1,\n "finished": ') and doc["params"] is None
+    finished = datetime.fromisoformat(doc["finished"])
+    assert finished.utcoffset() == timedelta(0) and abs((datetime.now(UTC) - finished).total_seconds()) < 300
+
+
 def test_machine_counts_the_gpus_of_a_gpu_machine(monkeypatch):
     import helpers.device
     from tools.run_notebooks import machine
