@@ -93,11 +93,13 @@ gpu-check:
 # mutmut copies the project to mutants/ and runs the tests there once per mutant. Inside it, `make` (test_lab) must use
 # this environment as it is, never build one in mutants/: COURSE_SYSTEM_PYTHON=1 with this venv's python.
 # MUTANTS selects functions, e.g. MUTANTS='helpers.doctor*'; `mutmut results` / `mutmut show NAME` afterwards.
+# mutmut's own timeout counts CPU seconds, which a test waiting on a hung child process never spends (a run_torchrun
+# mutant that leaves workers asleep): pytest-timeout fails any test after PYTEST_TIMEOUT seconds of wall-clock time.
 MUTMUT_VERSION := 3.8.1
 MUTANTS ?=
 mutation: $(ENV_STAMP)
-	$(PY) -m pip install --quiet mutmut==$(MUTMUT_VERSION)
-	OMP_NUM_THREADS=1 COURSE_SYSTEM_PYTHON=1 PYTHON=$(abspath $(PY)) $(PY) -m mutmut run $(MUTANTS)
+	$(PY) -m pip install --quiet mutmut==$(MUTMUT_VERSION) pytest-timeout==2.4.0
+	PYTEST_TIMEOUT=150 OMP_NUM_THREADS=1 COURSE_SYSTEM_PYTHON=1 PYTHON=$(abspath $(PY)) $(PY) -m mutmut run $(MUTANTS)
 	$(PY) tools/mutation_report.py
 
 clean:
