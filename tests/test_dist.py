@@ -1,4 +1,6 @@
+import os
 import re
+import subprocess
 import sys
 import time
 import uuid
@@ -144,3 +146,17 @@ def test_process_finder_really_finds_processes():
         p.kill()
         p.wait()
     assert running_with(marker) == []
+
+
+def test_children_are_found_whatever_their_name():
+    """/proc/PID/stat is "pid (comm) state ppid ...", and comm may itself hold ") ": parse from the last one."""
+    from helpers.dist import _children
+
+    code = "open('/proc/self/comm', 'w').write('a) b) c'); print('named', flush=True); import time; time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "named\n"
+        assert child.pid in _children(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
