@@ -148,9 +148,14 @@ def test_process_finder_really_finds_processes():
     assert running_with(marker) == []
 
 
-def test_children_are_found_whatever_their_name():
-    """/proc/PID/stat is "pid (comm) state ppid ...", and comm may itself hold ") ": parse from the last one."""
+def test_children_are_found_whatever_their_name(monkeypatch):
+    """/proc/PID/stat is "pid (comm) state ppid ...", and comm may itself hold ") ": parse from the last one. A process
+    that exits while /proc is read is skipped, not the end of the search."""
+    import helpers.dist
     from helpers.dist import _children
+
+    real_glob = helpers.dist.glob.glob
+    monkeypatch.setattr(helpers.dist.glob, "glob", lambda pattern: ["/proc/0/gone/stat", *real_glob(pattern)])
 
     code = "open('/proc/self/comm', 'w').write('a) b) c'); print('named', flush=True); import time; time.sleep(60)"
     child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
