@@ -165,3 +165,12 @@ def test_children_are_found_whatever_their_name(monkeypatch):
     finally:
         child.kill()
         child.wait()
+
+
+def test_defaults_two_workers_with_this_environment_and_env_added(tmp_path):
+    script = tmp_path / "show_env.py"
+    show = "print('world', e['WORLD_SIZE'], e['COURSE_MARK'], 'PATH' in e, flush=True)"
+    script.write_text(f"import os\ne = os.environ\n{show}\n")
+    r = run_torchrun(str(script), env={"COURSE_MARK": "m1"})
+    assert r.returncode == 0 and r.timed_out is False, r.output
+    assert r.output.count("world 2 m1 True") == 2  # nproc=2 by default; os.environ plus env
