@@ -174,3 +174,10 @@ def test_defaults_two_workers_with_this_environment_and_env_added(tmp_path):
     r = run_torchrun(str(script), env={"COURSE_MARK": "m1"})
     assert r.returncode == 0 and r.timed_out is False, r.output
     assert r.output.count("world 2 m1 True") == 2  # nproc=2 by default; os.environ plus env
+
+
+def test_a_silent_run_has_empty_output(tmp_path):
+    script = tmp_path / "quiet.py"
+    script.write_text("pass\n")
+    r = run_torchrun(str(script), nproc=1, timeout=120)
+    assert (r.returncode, r.output, r.timed_out) == (0, "", False)
