@@ -169,7 +169,8 @@ def test_children_are_found_whatever_their_name(monkeypatch):
 
 def test_defaults_two_workers_with_this_environment_and_env_added(tmp_path):
     script = tmp_path / "show_env.py"
-    show = "print('world', e['WORLD_SIZE'], e['COURSE_MARK'], 'PATH' in e, flush=True)"
+    # one os.write per worker: a single write to a pipe is atomic, print's pieces from two workers can interleave
+    show = "os.write(1, f\"world {e['WORLD_SIZE']} {e['COURSE_MARK']} {'PATH' in e}\\n\".encode())"
     script.write_text(f"import os\ne = os.environ\n{show}\n")
     r = run_torchrun(str(script), env={"COURSE_MARK": "m1"})
     assert r.returncode == 0 and r.timed_out is False, r.output
