@@ -127,7 +127,9 @@ def test_an_interrupt_stops_torchrun_and_its_workers(tmp_path, monkeypatch):
     monkeypatch.setattr(subprocess.Popen, "communicate", communicate)
     with pytest.raises(KeyboardInterrupt):
         run_torchrun(str(script), nproc=2, timeout=300)
-    assert len(calls) == 2 and running_with(marker) == []
+    # calls: the interrupted wait, then _stop's wait; a third when torchrun's pipe is still open after GRACE_S and the
+    # groups are killed (it happened once: a torch elastic helper process held the pipe). Either way no worker stays.
+    assert len(calls) >= 2 and running_with(marker) == []
 
 
 def test_process_finder_really_finds_processes():
