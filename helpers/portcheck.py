@@ -26,7 +26,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,7 @@ MASK32 = re.compile(
     rf"#\s*define\s+\w*MASK\w*\s+{_MASK}"
     rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}|__activemask\s*\("
 )
+SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 PTX = re.compile(r"\b(?:__asm__|asm)\s*(?:(?:__volatile__|volatile)\s*)?\(")
 
 
@@ -504,6 +505,45 @@ def _cuda_only_setup(path: str, lines: list[str], tree: ast.AST) -> list[Finding
     return [f for f in [_finding(path, lines, line, 1, "PC206")] if f]
 
 
+def _rocm_test(test: ast.expr) -> bool | None:
+    """True when an ``if`` test holds only when building for ROCm (``IS_ROCM``, ``torch.version.hip is not None``,
+    ``is_hip()``), False when only when not (``not IS_ROCM``, ``... and not IS_ROCM``), None when it says neither."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        r = _rocm_test(test.operand)
+        return None if r is None else not r
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        said = {_rocm_test(v) for v in test.values} - {None}
+        return said.pop() if len(said) == 1 else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        r = _rocm_test(test.left) if isinstance(test.comparators[0], ast.Constant) else None
+        return None if r is None or test.comparators[0].value is not None else r == isinstance(test.ops[0], ast.IsNot)
+    node = test.func if isinstance(test, ast.Call) else test
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return True if re.search(r"(^|_)(rocm|hip)(_|$)", name.lower()) else None
+
+
+def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
+    """The folders of C++/CUDA sources a setup.py builds only when not building for ROCm (flash-attention builds
+    csrc/flash_attn for CUDA and csrc/flash_attn_ck for ROCm), each with the line of its ``if``. A folder is left out
+    when a source named anywhere else in the file (a ROCm branch, or code both builds run) is in it, above or below."""
+    cuda: dict[int, int] = {}  # id of a string constant in a CUDA-only branch -> line of the `if`
+    for node in ast.walk(tree):
+        rocm = _rocm_test(node.test) if isinstance(node, ast.If) else None
+        if rocm is not None:  # the `else` of `if A and not IS_ROCM` is not ROCm-only, nor the `if` of `A and IS_ROCM`
+            body = node.body if rocm is False else node.orelse if not isinstance(node.test, ast.BoolOp) else []
+            cuda.update({id(n): node.lineno for stmt in body for n in ast.walk(stmt) if id(n) not in cuda})
+    folders: dict[bool, dict[str, int]] = {True: {}, False: {}}  # True: CUDA only
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and SOURCE.fullmatch(n.value):
+            folder = os.path.normpath(os.path.join(os.path.dirname(path), os.path.dirname(n.value)))
+            folders[id(n) in cuda].setdefault(folder, cuda.get(id(n), 0))
+
+    def related(a: str, b: str) -> bool:
+        return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
+
+    return {d: line for d, line in folders[True].items() if not any(related(d, o) for o in folders[False])}
+
+
 def _cuda_arch_only(lines: list[str]) -> set[int]:
     """Line numbers of preprocessor branches HIP never compiles. HIP's compiler does not define __CUDA_ARCH__: a branch
     that requires it is compiled out when a later #elif/#else exists (that one is used), and after a branch that
@@ -604,6 +644,17 @@ def scan_source(path: str, data: bytes) -> list[Finding]:
     return scan_cpp(path, text) if kind == "cpp" else scan_build(path, text)
 
 
+def _cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
+    """An error in C++/CUDA code that the project's setup.py compiles only for CUDA becomes info: on ROCm that
+    setup.py builds other sources, so this line is no porting bug until someone builds it for ROCm."""
+    folder = os.path.dirname(os.path.normpath(f.path))
+    where = next((w for d, w in folders.items() if folder == d or folder.startswith(d + os.sep)), None)
+    if where is None or f.severity != "error" or _kind(f.path) != "cpp":
+        return f
+    note = f" (only built for CUDA: {where} builds other sources for ROCm)"
+    return replace(f, severity="info", message=f.message + note)
+
+
 def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] | None = None) -> dict:
     """Scan files and folders (and ``stdin``: a (name, contents) pair); returns the JSON-schema dict."""
     findings, errors, n_files, n_lines = [], [], 0, 0
@@ -616,12 +667,20 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
                 sources.append((path, fh.read()))
         except OSError as e:
             errors.append({"path": path, "error": e.strerror or str(e)})
+    cuda_only: dict[str, str] = {}  # folder -> "setup.py:LINE" that builds it for CUDA only
     for path, data in sources + ([stdin] if stdin else []):
         if b"\0" in data[:8192]:
             continue  # binary
         n_files += 1
         n_lines += data.count(b"\n")
         findings += scan_source(path, data)
+        if os.path.basename(path) == "setup.py":
+            try:
+                folders = cuda_only_folders(path, ast.parse(data))
+            except (SyntaxError, ValueError):
+                folders = {}  # reported as PC900 by scan_source
+            cuda_only.update({d: f"{path}:{line}" for d, line in folders.items()})
+    findings = [_cuda_only(f, cuda_only) for f in findings]
     keep = [
         f for f in findings
         if (not select or any(f.rule.startswith(s) for s in select))
@@ -656,7 +715,9 @@ def format_text(result: dict) -> str:
     for rule, n in result["summary"].items():
         out.append(f"{n:5d}  {rule} {RULES[rule].severity:7s} {RULES[rule].message[:80]}")
     n = len(result["findings"])
-    out.append(f"{n} finding{'s' * (n != 1)} in {result['files_scanned']} files ({result['lines_scanned']} lines)")
+    errors = sum(f["severity"] == "error" for f in result["findings"])
+    out.append(f"{n} finding{'s' * (n != 1)} in {result['files_scanned']} files ({result['lines_scanned']} lines), "
+               f"{errors} at error severity")  # fmt: skip
     return "\n".join(out)
 
 

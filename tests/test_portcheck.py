@@ -1,3 +1,4 @@
+import ast
 import json
 import os
 import re
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers.portcheck import RULES, main, scan, scan_cpp, scan_python
+from helpers.portcheck import RULES, _rocm_test, cuda_only_folders, main, scan, scan_cpp, scan_python
 
 ROOT = Path(__file__).parent.parent
 CORPUS = Path(__file__).parent / "portcheck_corpus"
@@ -48,6 +49,47 @@ def test_rules_fire_at_the_exact_line(name):
 @pytest.mark.parametrize("name", GOOD)
 def test_silent_on_the_fixed_version(name):
     assert found(CORPUS / name) == set()
+
+
+def test_a_setup_py_that_builds_other_sources_for_rocm_turns_their_errors_into_info():
+    """flash-attention's setup.py builds csrc/flash_attn only `if not ... and not IS_ROCM` and csrc/flash_attn_ck for
+    ROCm: the CUDA-only folder is no porting bug until someone builds it for ROCm. Markers: `expect: PC201 info`."""
+    root = CORPUS / "split_build"
+    want = set()
+    for p in sorted(root.rglob("*.c*")):
+        for i, line in enumerate(p.read_text().splitlines(), 1):
+            m = re.search(r"expect: (PC\d+) (error|info)", line)
+            want |= {(str(p), i, m.group(1), m.group(2))} if m else set()
+    result = scan([str(root)])
+    assert {(f["path"], f["line"], f["rule"], f["severity"]) for f in result["findings"]} == want
+    assert all("only built for CUDA: " + str(root / "setup.py") + ":9 " in f["message"]
+               for f in result["findings"] if f["severity"] == "info")  # fmt: skip
+    # scanned without its setup.py, portcheck cannot know: the findings stay errors
+    assert {f["severity"] for f in scan([str(root / "kernels" / "nvidia")])["findings"]} == {"error"}
+
+
+@pytest.mark.parametrize(
+    ("test", "rocm"),
+    [
+        ("IS_ROCM", True), ("not IS_HIP_EXTENSION", False), ("torch.version.hip is not None", True),
+        ("torch.version.hip is None", False), ("is_rocm()", True), ("A and not USE_ROCM", False),
+        ("A and B", None), ("IS_ROCM and not IS_ROCM", None), ("A or IS_ROCM", None), ("SHIP_IT", None),
+        ("torch.version.hip == '6.4'", None), ("torch.version.cuda is not None", None), ("x[0]", None),
+    ],
+)  # fmt: skip
+def test_which_if_tests_mean_building_for_rocm(test, rocm):
+    assert _rocm_test(ast.parse(test, mode="eval").body) is rocm
+
+
+def test_cuda_only_folders_leave_out_folders_a_rocm_build_also_uses():
+    src = (
+        "if IS_ROCM:\n    s = ['k/amd/a.hip.cpp', 'common/x.cpp']\n"
+        "else:\n    s = ['k/nv/a.cu', 'common/y.cu', 'k/z.cu']\n"
+        "if A and not IS_ROCM:\n    s += ['opt/b.cu']\nelse:\n    s += ['opt/c.cpp']\n"
+    )
+    # the else of `if IS_ROCM` (line 1) is CUDA-only. common/ holds ROCm sources too, k/ holds k/amd, and opt/c.cpp is
+    # in the else of `if A and not IS_ROCM`, which CUDA builds take too (when not A)
+    assert cuda_only_folders(os.path.join("proj", "setup.py"), ast.parse(src)) == {os.path.join("proj", "k", "nv"): 1}
 
 
 def test_every_rule_has_a_test_case():
