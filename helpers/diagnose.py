@@ -72,9 +72,10 @@ RULES = (
     Rule(
         "shared_lib_load",
         (
-            r"lib(amdhip64|MIOpen|rocblas|hipblas|hipblaslt|rocsolver|hipsparse|rocfft|hsa-runtime64|rccl|roctracer64"
-            r"|rocprofiler\w*|amd_comgr|rocm_sysdeps\w*|rocm_smi64|torch_hip|c10_hip)[\w.-]*\.so[\w.]*: "
+            r"lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl|amd_comgr|torch_hip|c10_hip)[\w.-]*\.so[\w.]*: "
             r"(cannot open shared object file|undefined symbol)",
+            r"(Couldn't open|Could not load dynamic) (CUDA )?library '?lib(amdhip64|hip\w*|roc\w*|MIOpen|rccl)",
+            r"undefined symbol: (miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",  # a ROCm C function: another release
         ),
         "A ROCm library that torch loads is missing or from another ROCm version",
         "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
@@ -89,6 +90,33 @@ RULES = (
             "python -c \"import torch, os; print(os.listdir(os.path.join(os.path.dirname(torch.__file__), 'lib')))\"",
         ),
         ROCM_INSTALL,
+    ),
+    Rule(
+        "cxx_runtime",
+        (r"version [`'](GLIBCXX|CXXABI)_[\d.]+' not found",),
+        "The C++ runtime loaded (libstdc++) is older than a library needs",
+        "The library was built with a newer GCC than the libstdc++.so.6 the process loads first: most often the one "
+        "in a conda environment, whose lib/ is searched before the system's.",
+        (
+            "conda install -c conda-forge libstdcxx-ng   # a newer libstdc++ inside the conda environment",
+            'strings "$CONDA_PREFIX/lib/libstdc++.so.6" | grep GLIBCXX_3.4.3   # the versions a libstdc++ provides',
+            "Or load the system's: LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 python ... (Debian/Ubuntu)",
+        ),
+        "https://gcc.gnu.org/onlinedocs/libstdc++/manual/abi.html",
+    ),
+    Rule(
+        "compiler_crash",
+        (r"Please submit a full bug report",),
+        "The compiler itself crashed while building",
+        "GCC or clang hit an internal error: a compiler bug, or the machine ran out of memory while many compile jobs "
+        "ran at once. The code being compiled may be fine.",
+        (
+            "Build again with fewer parallel jobs: MAX_JOBS=2 pip install ... (torch.utils.cpp_extension reads "
+            "MAX_JOBS), or ninja -j2 / make -j2",
+            "dmesg | grep -i -m3 'killed process'   # did the out-of-memory killer stop the compiler?",
+            "If it crashes on the same file every time: another compiler release, or clang (CC=clang CXX=clang++)",
+        ),
+        "https://gcc.gnu.org/bugs/",
     ),
     Rule(
         "wsl_runtime",
@@ -138,6 +166,7 @@ RULES = (
             r"gfx\w+[^\n]{0,30}(is )?not (supported|compatible)",
             r"HSA_STATUS_ERROR_INVALID_ISA",
             r"hipErrorNoBinaryForGpu",
+            r"error: no kernel image is available",  # hipErrorNoBinaryForGpu's text (and CUDA's)
             r"invalid device function",
             r"hipErrorInvalidDeviceFunction",
             r"HSA_OVERRIDE_GFX_VERSION",
@@ -164,6 +193,7 @@ RULES = (
             r"/dev/(kfd|dri)\S*.*(Permission denied|No such file)",
             r"hipErrorNoDevice",
             r"no ROCm-capable device is detected",
+            r"Initializing the hsa runtime failed",
             r"hipErrorInvalidDevice\b",  # a device ordinal the runtime does not have (not ...DeviceFunction)
             r"ROCk module is NOT loaded",  # rocminfo: the amdgpu kernel driver is not loaded
             r"GPU node has an unrecognized id",  # rocminfo: the runtime does not know this GPU
@@ -335,6 +365,8 @@ RULES = (
             r"OutOfResources: out of resource",
             r"cannot be accessed from Triton",
             r"function load_binary> returned NULL",  # Triton's driver could not load the kernel it compiled
+            r"triton[\\/](backends[\\/]amd|windows_utils)",  # Triton's AMD backend (hip_utils.c, MSVC on Windows)
+            r"mlir_reproducer",  # a Triton compiler pass failed and dumped its input
         ),
         "Triton (torch.compile's kernels) failed on this GPU",
         "Triton compiles kernels at run time (torch.compile, vLLM, custom kernels). Its AMD backend has other limits "
@@ -385,7 +417,6 @@ RULES = (
         (
             r"(flash_attn|xformers|apex|bitsandbytes|deepspeed|mamba_ssm|causal_conv1d|vllm)\W[^\n]{0,80}"
             r"(not (available|installed|supported)|failed to (import|load)|cannot import)",
-            r"ImportError: [^\n]*\.(so|pyd)[^\n:]*: undefined symbol",
             r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
             r"xFormers can't load C\+\+/CUDA extensions",
             r"Failed to import from \w+\._C",
@@ -400,7 +431,6 @@ RULES = (
             r"No module named '(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",
             r"requires cuda extensions",
             r"\bmodules not available\b",
-            r"no kernel image is available",
             r"undefined symbol: .*cuda",
             r"(CUDA|ROCm) Setup failed despite",
             r"libbitsandbytes_\w+\.so",
@@ -436,10 +466,12 @@ RULES = (
         "extension_build",
         (
             r"ninja: build stopped",
-            r"Error compiling objects for extension",
+            r"Error compiling objects for extension|_run_ninja_build|Command '\['ninja', '-v'\]' returned non-zero",
             r"(hipcc|clang(-\d+)?|hip-clang): error:",
             r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
-            r"FAILED: \S+\.(o|obj|so)\b",  # ninja / make: the object that did not compile, the library not linked
+            r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
+            r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
+            r"Can't exec \"[^\"]*/bin/(hcc|clang)",  # hipcc (a Perl script in old ROCm) cannot find its compiler
             r"error: unknown warning option",
             r"error: command '[^']*(hipcc|nvcc|clang\+\+|g\+\+|c\+\+)' failed",
             r"Failed building wheel for|Failed to build installable wheels",

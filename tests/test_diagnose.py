@@ -47,7 +47,17 @@ REAL = [
     ("RuntimeError: linalg.inv: Low precision dtypes not supported. Got BFloat16", "dtype_unsupported"),
     ("ModuleNotFoundError: No module named 'flash_attn'", "missing_extension"),
     ("ModuleNotFoundError: No module named 'apex'", "missing_extension"),
-    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "missing_extension"),
+    ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "arch_not_supported"),
+    (  # tests/corpus e499
+        "OSError: /home/USER/.conda/envs/bits-env/bin/../lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
+        "(required by /home/USER/Documents/temp/bitsandbytes/bitsandbytes/libbitsandbytes_hip_nohipblaslt.so)",
+        "cxx_runtime",
+    ),
+    (  # tests/corpus e524
+        "Please submit a full bug report, with preprocessed source (by using -freport-bug).\n"
+        "Please include the complete backtrace with any bug report.",
+        "compiler_crash",
+    ),
     ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx90a68.kdb", "miopen_kdb"),
     ("miopenStatusUnknownError", "miopen"),
     # Lesson 08's dependencies, as printed (sources: flash-attn csrc/flash_attn/flash_api.cpp, Dao-AILab/flash-attention
