@@ -523,25 +523,34 @@ def _rocm_test(test: ast.expr) -> bool | None:
 
 
 def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
-    """The folders of C++/CUDA sources a setup.py builds only when not building for ROCm (flash-attention builds
-    csrc/flash_attn for CUDA and csrc/flash_attn_ck for ROCm), each with the line of its ``if``. A folder is left out
-    when a source named anywhere else in the file (a ROCm branch, or code both builds run) is in it, above or below."""
-    cuda: dict[int, int] = {}  # id of a string constant in a CUDA-only branch -> line of the `if`
+    """The folders of C++/CUDA sources a setup.py builds only when not building for ROCm, when it builds other sources
+    for ROCm (flash-attention: csrc/flash_attn for CUDA, csrc/flash_attn_ck for ROCm), each with the line of its
+    ``if``. A folder is left out when a source named anywhere else in the file (a ROCm branch, or code both builds
+    run) is in it, above or below it. A setup.py without ROCm sources gives nothing: it is no port yet."""
+    branch: dict[int, tuple[bool, int]] = {}  # id of a node in a vendor-only branch -> (ROCm?, line of the `if`)
     for node in ast.walk(tree):
         rocm = _rocm_test(node.test) if isinstance(node, ast.If) else None
-        if rocm is not None:  # the `else` of `if A and not IS_ROCM` is not ROCm-only, nor the `if` of `A and IS_ROCM`
-            body = node.body if rocm is False else node.orelse if not isinstance(node.test, ast.BoolOp) else []
-            cuda.update({id(n): node.lineno for stmt in body for n in ast.walk(stmt) if id(n) not in cuda})
-    folders: dict[bool, dict[str, int]] = {True: {}, False: {}}  # True: CUDA only
+        if rocm is None:
+            continue
+        pure = not isinstance(node.test, ast.BoolOp)  # the `else` of `if A and not IS_ROCM` runs on CUDA and ROCm
+        for body, on_rocm in [(node.body, rocm)] + ([(node.orelse, not rocm)] if pure else []):
+            for n in (n for stmt in body for n in ast.walk(stmt)):
+                branch.setdefault(id(n), (on_rocm, node.lineno))
+    folders: dict[str, dict[str, int]] = {"cuda": {}, "rocm": {}, "both": {}}
     for n in ast.walk(tree):
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and SOURCE.fullmatch(n.value):
+            on_rocm, line = branch.get(id(n), (None, 0))
+            kind = "both" if on_rocm is None else "rocm" if on_rocm else "cuda"
             folder = os.path.normpath(os.path.join(os.path.dirname(path), os.path.dirname(n.value)))
-            folders[id(n) in cuda].setdefault(folder, cuda.get(id(n), 0))
+            folders[kind].setdefault(folder, line)
 
     def related(a: str, b: str) -> bool:
         return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
 
-    return {d: line for d, line in folders[True].items() if not any(related(d, o) for o in folders[False])}
+    others = [*folders["rocm"], *folders["both"]]
+    return {
+        d: line for d, line in folders["cuda"].items() if folders["rocm"] and not any(related(d, o) for o in others)
+    }
 
 
 def _cuda_arch_only(lines: list[str]) -> set[int]:

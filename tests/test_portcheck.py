@@ -92,6 +92,15 @@ def test_cuda_only_folders_leave_out_folders_a_rocm_build_also_uses():
     assert cuda_only_folders(os.path.join("proj", "setup.py"), ast.parse(src)) == {os.path.join("proj", "k", "nv"): 1}
 
 
+def test_a_setup_py_that_builds_nothing_for_rocm_is_no_port_yet():
+    # `if not IS_ROCM:` around the only sources: on ROCm nothing is built, so the kernels still need porting
+    src = "if not IS_ROCM:\n    ext = ['kernels/a.cu']\nsetup(ext_modules=ext)\n"
+    assert cuda_only_folders("setup.py", ast.parse(src)) == {}
+    assert cuda_only_folders("setup.py", ast.parse(src + "hip = ['hip/a.cpp']\n")) == {}  # built on both
+    with_rocm = src.replace("\nsetup", "\nelse:\n    ext = ['hip/a.cpp']\nsetup")
+    assert cuda_only_folders("setup.py", ast.parse(with_rocm)) == {"kernels": 1}
+
+
 def test_every_rule_has_a_test_case():
     covered = set().union(*({r for _, r in expected(CORPUS / n)} for n in BAD))
     assert covered == set(RULES)
