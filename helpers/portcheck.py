@@ -654,11 +654,11 @@ def scan_source(path: str, data: bytes) -> list[Finding]:
 
 
 def _cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
-    """An error in C++/CUDA code that the project's setup.py compiles only for CUDA becomes info: on ROCm that
+    """A finding in C++/CUDA code that the project's setup.py compiles only for CUDA becomes info: on ROCm that
     setup.py builds other sources, so this line is no porting bug until someone builds it for ROCm."""
     folder = os.path.dirname(os.path.normpath(f.path))
     where = next((w for d, w in folders.items() if folder == d or folder.startswith(d + os.sep)), None)
-    if where is None or f.severity != "error" or _kind(f.path) != "cpp":
+    if where is None or f.severity == "info" or _kind(f.path) != "cpp":
         return f
     note = f" (only built for CUDA: {where} builds other sources for ROCm)"
     return replace(f, severity="info", message=f.message + note)

@@ -1,4 +1,5 @@
 // Built only by the CUDA branch of ../../setup.py, which builds kernels/amd for ROCm: reported as info.
+#include <cublasLt.h>  // expect: PC204 info
 __global__ void scan(const float* x, float* y) {
     float v = x[threadIdx.x];
     int lane = threadIdx.x % 32;  // expect: PC201 info
