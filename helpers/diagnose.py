@@ -73,7 +73,8 @@ RULES = (
         "shared_lib_load",
         (
             r"lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl|amd_comgr|torch_hip|c10_hip)[\w.-]*\.so[\w.]*: "
-            r"(cannot open shared object file|undefined symbol)",
+            r"(cannot open shared object file|undefined (symbol|reference))",
+            r"/opt/rocm\S*/lib[\w.+-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",  # in /opt/rocm
             r"(Couldn't open|Could not load dynamic) (CUDA )?library '?lib(amdhip64|hip\w*|roc\w*|MIOpen|rccl)",
             r"undefined symbol: (miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",  # a ROCm C function: another release
         ),
@@ -106,7 +107,10 @@ RULES = (
     ),
     Rule(
         "compiler_crash",
-        (r"Please submit a full bug report",),
+        (
+            r"Please submit a full bug report",
+            r"died due to signal \d+|internal compiler error|Killed signal terminated program cc1",
+        ),
         "The compiler itself crashed while building",
         "GCC or clang hit an internal error: a compiler bug, or the machine ran out of memory while many compile jobs "
         "ran at once. The code being compiled may be fine.",
@@ -365,6 +369,10 @@ RULES = (
             r"OutOfResources: out of resource",
             r"cannot be accessed from Triton",
             r"function load_binary> returned NULL",  # Triton's driver could not load the kernel it compiled
+            r"Triton compilation failed",  # Inductor's log line
+            r"_worker_compile_triton",  # Inductor's compile worker
+            r"TritonTemplateCaller",  # an autotuning choice of Inductor's Triton templates
+            r"Triton kernel test failed",
             r"triton[\\/](backends[\\/]amd|windows_utils)",  # Triton's AMD backend (hip_utils.c, MSVC on Windows)
             r"mlir_reproducer",  # a Triton compiler pass failed and dumped its input
         ),
@@ -428,7 +436,7 @@ RULES = (
             r"amdsmi does not seem to be installed",
             r"bitsandbytes (ROCm binary|native library)",
             r"Configured ROCm binary not found",
-            r"No module named '(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",
+            r"No module\s+named\s+'(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",  # or wrapped
             r"requires cuda extensions",
             r"\bmodules not available\b",
             r"undefined symbol: .*cuda",
@@ -557,7 +565,13 @@ RULES = (
     ),
     Rule(
         "miopen",
-        (r"MIOpen",),
+        (
+            r"MIOpen(\(HIP\))?: (Warning|Error)",  # MIOpen's own log lines
+            r"miopen::Exception",
+            r"miopenStatus\w+",
+            r"MIOpen/src/\S+\.cpp:\d+",  # a log line that names MIOpen's source file
+            r"(Forward|Backward) Convolution (Data |Weights )?Failed",  # MIOpenDriver's verification
+        ),
         "MIOpen (ROCm's cuDNN) failed or is slow",
         "MIOpen searches convolution kernels per shape and caches them; a search can be slow, a cache "
         "directory unwritable, or a kernel missing for this target.",

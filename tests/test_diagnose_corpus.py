@@ -68,12 +68,14 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 123 of 145 right (84.8 %); below it: a regression
+HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 132 of 157 right (84.1 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
 # annotator, a third deciding the 9 disagreements: 6 of the 9 right before tuning on the 48 new development rows,
 # 8 after; the old held-out rows stayed at 115 (two changed diagnosis, one now right and one now wrong).
+# Then 43 more (e548-e590), 12 held out, labelled the same way (one disagreement): 9 of the 12 right before tuning on
+# the 31 new development rows and after; the old held-out rows stayed at 123 (one changed diagnosis, wrong both times).
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -87,7 +89,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 84.8 % (123 of 145), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 84.1 % (132 of 157), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
