@@ -517,3 +517,13 @@ def test_the_matched_line_is_whole_at_the_end_of_the_text_and_after_letters_that
     assert diagnose(text).matched == "İİİİİİİİ HIP out of memory"
     monkeypatch.setattr(dg, "_SLOW", [(rule, []) for rule, _ in dg._SLOW])  # plain ASCII never needs the slow table
     assert diagnose("RuntimeError: HIP out of memory").category == "out_of_memory"
+
+
+def test_a_name_alone_is_a_last_resort_that_says_so():
+    # torch.compile with a Triton older than the torch release expects (a real message)
+    weak = diagnose("ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'")
+    assert weak.category == "triton_rocm" and weak.cause.startswith("Only a name matched: judge the line yourself.")
+    assert weak.matched == "ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'"
+    strong = diagnose("triton.compiler.errors.CompilationError: at 1:0:")
+    assert strong.category == "triton_rocm" and not strong.cause.startswith("Only a name")
+    assert diagnose("RuntimeError: NCCL communicator was aborted on rank 0.").cause.startswith("Only a name matched")

@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 132 of 157 right (84.1 %); below it: a regression
+HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 133 of 157 right (84.7 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -76,6 +76,8 @@ HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 132 of 157 right (84.1 %); below it
 # 8 after; the old held-out rows stayed at 115 (two changed diagnosis, one now right and one now wrong).
 # Then 43 more (e548-e590), 12 held out, labelled the same way (one disagreement): 9 of the 12 right before tuning on
 # the 31 new development rows and after; the old held-out rows stayed at 123 (one changed diagnosis, wrong both times).
+# Then name-only last resorts (Triton, NCCL/RCCL), chosen on the development rows where those names appear in no
+# `unknown` text: three old held-out rows changed from unknown, two now right, one (labelled unknown) now wrong: 133.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -89,7 +91,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 84.1 % (132 of 157), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 84.7 % (133 of 157), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
@@ -103,12 +105,16 @@ def test_a_diagnosis_shows_the_line_it_keyed_on(row):
 
 
 def test_every_pattern_is_needed(monkeypatch):
-    """Delete any one pattern and some real text in the corpus is diagnosed differently: no pattern is dead weight,
-    and no pattern can go missing unnoticed."""
+    """Delete any one pattern and some real text in the corpus is diagnosed differently (another category, or only by
+    a name-only last resort): no pattern is dead weight, and no pattern can go missing unnoticed."""
     import helpers.diagnose as dg
 
     compiled, slow = dg._COMPILED, dg._SLOW
-    want = {r["id"]: diagnose(r["text"]).category for r in ROWS}
+
+    def verdict(d):
+        return d.category, d.cause
+
+    want = {r["id"]: verdict(diagnose(r["text"])) for r in ROWS}
     unneeded = []
     for i, (rule, regexes) in enumerate(compiled):
         for j, rx in enumerate(regexes):
@@ -119,7 +125,7 @@ def test_every_pattern_is_needed(monkeypatch):
 
             monkeypatch.setattr(dg, "_COMPILED", without(compiled))
             monkeypatch.setattr(dg, "_SLOW", without(slow))
-            if all(dg.diagnose(r["text"]).category == want[r["id"]] for r in rows):
+            if all(verdict(dg.diagnose(r["text"])) == want[r["id"]] for r in rows):
                 unneeded.append(f"{rule.category}: {rule.patterns[j]}")
     assert not unneeded, (
         "no corpus text needs these patterns (add a real text that does, or delete them):\n" + "\n".join(unneeded)
