@@ -653,7 +653,7 @@ def scan_source(path: str, data: bytes) -> list[Finding]:
     return scan_cpp(path, text) if kind == "cpp" else scan_build(path, text)
 
 
-def _cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
+def _downgrade_cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
     """A finding in C++/CUDA code that the project's setup.py compiles only for CUDA becomes info: on ROCm that
     setup.py builds other sources, so this line is no porting bug until someone builds it for ROCm."""
     folder = os.path.dirname(os.path.normpath(f.path))
@@ -689,7 +689,7 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
             except (SyntaxError, ValueError):
                 folders = {}  # reported as PC900 by scan_source
             cuda_only.update({d: f"{path}:{line}" for d, line in folders.items()})
-    findings = [_cuda_only(f, cuda_only) for f in findings]
+    findings = [_downgrade_cuda_only(f, cuda_only) for f in findings]
     keep = [
         f for f in findings
         if (not select or any(f.rule.startswith(s) for s in select))
