@@ -49,6 +49,7 @@ class Rule:
     cause: str
     fix: tuple[str, ...]
     source: str
+    error_line: bool = False  # match only on a line that reports an error (for the name-only last resorts)
 
 
 # Ordered: root causes first. The first rule with a match anywhere in the text wins.
@@ -72,11 +73,17 @@ RULES = (
     Rule(
         "shared_lib_load",
         (
-            r"lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl|amd_comgr|torch_hip|c10_hip)[\w.-]*\.so[\w.]*: "
+            # (not librccl-net.so: RCCL's optional network plugin, whose absence it logs as INFO and goes on)
+            r"lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl(?!-net)|amd_comgr|torch_hip|c10_hip)"
+            r"[\w.-]*\.so[\w.]*: "
             r"(cannot open shared object file|undefined (symbol|reference))",
             r"/opt/rocm\S*/lib[\w.+-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",  # in /opt/rocm
             r"(Couldn't open|Could not load dynamic) (CUDA )?library '?lib(amdhip64|hip\w*|roc\w*|MIOpen|rccl)",
             r"undefined symbol: (miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",  # a ROCm C function: another release
+            # Windows: a ROCm DLL, or a GPU DLL of torch that loads them (ZLUDA's stand-ins too), that did not load
+            r"(amdhip64|hiprtc|rocblas|hipblas\w*|MIOpen|rccl)\w*\.dll was not found",
+            r"Error loading \"[^\"]*\b(caffe2_nvrtc|torch_hip|c10_hip|amdhip64\w*)\.dll\" or one of its dependencies",
+            r"MIOpen library not found",  # torch's warning when it cannot load MIOpen
         ),
         "A ROCm library that torch loads is missing or from another ROCm version",
         "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
@@ -109,6 +116,7 @@ RULES = (
         "compiler_crash",
         (
             r"Please submit a full bug report",
+            r"Program arguments: \S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\s",  # LLVM's crash report (Stack dump:)
             r"died due to signal \d+|internal compiler error|Killed signal terminated program cc1",
         ),
         "The compiler itself crashed while building",
@@ -145,7 +153,9 @@ RULES = (
             r"DeviceType::HIP INTERNAL ASSERT FAILED",
             r"lib(torch|c10)_cuda\.so: cannot open shared object file",
             r"lib(cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse)[\w.]*\.so[.\d]*: cannot open",
-            r"Torch is not able to use GPU",
+            r"(Error|Exception): Torch is not able to use GPU",  # raised (not the check's code, quoted in a log)
+            r"has no attribute '_cuda_\w+'",  # torch._C of a build without GPU support
+            r"Using CPU-only torch",  # SD.Next: no ROCm torch for this platform
             r"'ROCMExecutionProvider' is not in available provider",
             r"TryGetProviderInfo_CUDA",
             r"Torch not compiled with CUDA enabled",
@@ -169,7 +179,11 @@ RULES = (
         (
             r"gfx\w+[^\n]{0,30}(is )?not (supported|compatible)",
             r"HSA_STATUS_ERROR_INVALID_ISA",
+            r"Module not initialized",  # HIP (hip_global.cpp): no code object of the module loads on this GPU
             r"hipErrorNoBinaryForGpu",
+            r"No compatible code objects found",  # hip_fatbin.cpp: the binary has no code object for this gfx target
+            r"No device code available for function",  # the same, from HIP's HCC-era runtime
+            r"failure 'invalid kernel file'",  # RCCL (NCCL WARN Cuda failure): its kernels lack this gfx target
             r"error: no kernel image is available",  # hipErrorNoBinaryForGpu's text (and CUDA's)
             r"invalid device function",
             r"hipErrorInvalidDeviceFunction",
@@ -219,6 +233,7 @@ RULES = (
             r"illegal memory access",
             r"Memory access fault by GPU",
             r"MEMORY_APERTURE_VIOLATION",
+            r"HSA_STATUS_ERROR_MEMORY_FAULT",
             r"GPU core dump created",
             r"Error Code \(0x(29|2b)\)",  # HSA status 41/43: memory aperture violation / memory fault (hsa_ext_amd.h)
             r"amdgpu: \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT",  # the kernel log (dmesg) of a GPU page fault
@@ -243,6 +258,7 @@ RULES = (
             r"rocBLAS error",
             r"Expected iter != ops_\.end\(\)",  # TunableOp: the selected GEMM solution is not in this rocBLAS/hipBLASLt
             r"rocblas_status_\w+",
+            r"CUBLAS_STATUS_(?!NOT_SUPPORTED[^\n]*_16BF\b)\w+",  # (a bf16 GEMM not supported: dtype_unsupported)
             r"Tensile(Library|_lazy| host| solution)",
         ),
         "rocBLAS or hipBLASLt (ROCm's cuBLAS) failed",
@@ -299,10 +315,10 @@ RULES = (
             r"NCCL failure",
             r"Invalid backend",
             r"Unknown (c10d )?backend type",  # older torch: 'Unknown c10d backend type RCCL'
-            r"\bHCCL",
+            r"HCCL",
             r"NCCL (error|WARN)",
             r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage",
-            r"ProcessGroupNCCL",
+            r"ProcessGroupNCCL(?!\d)",  # not in a mangled C++ name of a native backtrace (ProcessGroupNCCL8WorkNCCL)
             r"Watchdog caught collective operation timeout",
             r"CUDA-aware MPI",
             r"DistBackendError",
@@ -322,6 +338,7 @@ RULES = (
         (
             r"Unsupported conversion from 'f8",
             r"not implemented for '(BFloat16|Half|Float8\w*)'",
+            r"BLAS_STATUS_NOT_SUPPORTED[^\n]*_16BF\b",  # a bf16 GEMM (CUDA_R_16BF) this GPU's BLAS does not run
             r"float8_e4m3fn\b",
             r"e4m3fnuz|e5m2fnuz",
             r"(unsupported|not support(ed)?).{0,40}(bfloat16|float16|half|fp8|float8)",
@@ -427,7 +444,8 @@ RULES = (
             r"(not (available|installed|supported)|failed to (import|load)|cannot import)",
             r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
             r"xFormers can't load C\+\+/CUDA extensions",
-            r"Failed to import from \w+\._C",
+            r"Failed to import from [\w.]+ with",  # vLLM and SGLang: a compiled module of theirs did not load
+            r"/_C(\.abi3)?[\w.-]*\.so: undefined symbol",  # a package's extension built against another torch
             r"_C_cutlass",
             r"libamd_smi\.so",
             r"CUDA SETUP: Setup Failed",
@@ -436,9 +454,10 @@ RULES = (
             r"amdsmi does not seem to be installed",
             r"bitsandbytes (ROCm binary|native library)",
             r"Configured ROCm binary not found",
-            r"No module\s+named\s+'(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",  # or wrapped
+            # also wrapped by a logger, the next line behind a prefix of up to 3 words ([rank0]:, a time stamp)
+            r"No module\s+(\S+\s+){0,3}?named\s+'(apex|bitsandbytes|flash_attn|xformers|cupy|pycuda|tensorrt|triton)",
             r"requires cuda extensions",
-            r"\bmodules not available\b",
+            r"modules not available\b",
             r"undefined symbol: .*cuda",
             r"(CUDA|ROCm) Setup failed despite",
             r"libbitsandbytes_\w+\.so",
@@ -471,12 +490,27 @@ RULES = (
         "https://numpy.org/devdocs/numpy_2_0_migration_guide.html",
     ),
     Rule(
+        "unknown",  # not a ROCm problem, but said plainly rather than taken for a failed port (next rule)
+        (r"/nvidia_detail/\S+\.(cpp|cu)\b",),
+        "A build for NVIDIA GPUs, not for ROCm",
+        "hipBLAS, hipSPARSE, hipFFT and the other hip* libraries can also be built for NVIDIA GPUs, from their "
+        "nvidia_detail sources and the CUDA toolkit. This error comes from that build: ROCm's compiler and headers "
+        "play no part in it.",
+        (
+            "For an AMD GPU: install the library from ROCm's packages, or build it with HIP_PLATFORM=amd",
+            "For an NVIDIA GPU: search that library's issue tracker for the error line",
+        ),
+        "https://rocm.docs.amd.com/projects/HIP/en/latest/install/build.html",
+    ),
+    Rule(
         "extension_build",
         (
             r"ninja: build stopped",
             r"Error compiling objects for extension|_run_ninja_build|Command '\['ninja', '-v'\]' returned non-zero",
             r"(hipcc|clang(-\d+)?|hip-clang): error:",
             r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
+            # file.cu(12): error: (nvcc's front end), file.cpp(12,5): error: (clang-cl), error C2065: (MSVC)
+            r"\.\w+(\.\w+)?\(\d+(,\d+)?\): (fatal )?error( C\d+)?:",
             r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
             r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
             r"Can't exec \"[^\"]*/bin/(hcc|clang)",  # hipcc (a Perl script in old ROCm) cannot find its compiler
@@ -485,6 +519,8 @@ RULES = (
             r"Failed building wheel for|Failed to build installable wheels",
             r"FileNotFoundError: .*\.(cpp|cu|cuh|h)'",
             r"linker command failed",
+            r"missing and no known rule to make it",  # ninja: a file the build needs (a ROCm library) is missing
+            r"@local_config_rocm|rocm_configure\.bzl",  # Bazel (XLA, TensorFlow): configuring the ROCm build failed
             r"error in backend",
             r"clang frontend command failed",
             r"Error generating file",
@@ -553,7 +589,7 @@ RULES = (
     ),
     Rule(
         "shared_lib_load",  # a symptom, not a cause: only when no rule above explains the crash
-        (r"0xC0000005",),
+        (r"(exit|return)\w*( with)? code[^\n]{0,20}(3221225477|-1073741819|0xC0000005)",),  # the process's exit code
         "A native library crashed the process (Windows access violation)",
         "Exit code 0xC0000005 (3221225477) is an access violation in native code. With nothing else in the log it is "
         "most often a DLL from another ROCm/HIP SDK or driver release than the torch wheel was built for.",
@@ -571,6 +607,7 @@ RULES = (
             r"miopenStatus\w+",
             r"MIOpen/src/\S+\.cpp:\d+",  # a log line that names MIOpen's source file
             r"(Forward|Backward) Convolution (Data |Weights )?Failed",  # MIOpenDriver's verification
+            r"F\.conv[123]d\([\s\S]{0,500}HIP error: unspecified launch failure",  # a MIOpen kernel failed
         ),
         "MIOpen (ROCm's cuDNN) failed or is slow",
         "MIOpen searches convolution kernels per shape and caches them; a search can be slow, a cache "
@@ -585,18 +622,20 @@ RULES = (
 )
 
 
-def _keyword(category: str, pattern: str) -> Rule:
-    """A last resort, after every rule above: the text names a component, and nothing more specific matched."""
+def _last_resort(category: str, pattern: str, what: str, error_line: bool = True) -> Rule:
+    """A rule tried after every rule above, on weak evidence that its cause says: a line that reports an error
+    names a component (a name on an info line, such as a list of available backends, is no diagnosis), or an
+    environment report shows a build without ROCm."""
     rule = next(r for r in RULES if r.category == category)
-    return replace(rule, patterns=(pattern,), cause="Only a name matched: judge the line yourself. " + rule.cause)
+    cause = f"Only {what} matched: judge the line yourself. {rule.cause}"
+    return replace(rule, patterns=(pattern,), cause=cause, error_line=error_line)
 
 
-RULES += tuple(
-    _keyword(category, pattern)
-    for category, pattern in (  # chosen on the development rows: each name appears there in no `unknown` text
-        ("triton_rocm", r"\btriton\b"),
-        ("distributed_backend", r"\b[nr]ccl\b"),
-    )
+RULES += (  # chosen on the development rows: no `unknown` text names Triton or NCCL on an error line
+    _last_resort("triton_rocm", r"\btriton\b", "a name"),
+    _last_resort("distributed_backend", r"\b[nr]ccl|pynccl", "a name"),  # also vLLM's PyNcclCommunicator
+    # torch.utils.collect_env's report of a torch without ROCm (a CUDA or CPU build), where nothing else matched
+    _last_resort("wrong_wheel", r"ROCM used to build PyTorch: N/A", "an environment report", error_line=False),
 )
 
 UNKNOWN = Diagnosis(
@@ -633,6 +672,8 @@ def _lower_pattern(pattern: str) -> str:
 _COMPILED = [(r, [re.compile(_lower_pattern(p)) for p in r.patterns]) for r in RULES]
 _SLOW = [(r, [re.compile(p, re.IGNORECASE) for p in r.patterns]) for r in RULES]
 _ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b|error:|\bFAILED\b|\bfatal\b|Aborted|Segmentation fault", re.I)
+_SPAN = 1000  # the most characters a pattern may span across lines (F.conv2d( ... launch failure does)
+_REPORTS_ERROR = re.compile(r"error|exception|fail|fatal|abort", re.I)  # a line a name-only rule may key on
 
 
 def _text(error) -> str:
@@ -662,11 +703,13 @@ def _first(text: str, rules: int) -> tuple[int, str] | None:
     low = text.lower()
     table, hay = (_COMPILED, low) if len(low) == len(text) else (_SLOW, text)
     for i in range(rules):
-        for rx in table[i][1]:
-            m = rx.search(hay)
-            if m:
+        rule, patterns = table[i]
+        for rx in patterns:
+            for m in rx.finditer(hay):
                 start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
-                return i, text[start : end if end != -1 else len(text)]
+                line = text[start : end if end != -1 else len(text)]
+                if not rule.error_line or _REPORTS_ERROR.search(line):
+                    return i, line
     return None
 
 
@@ -684,7 +727,9 @@ def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
     """Like :func:`diagnose`, for a log read line by line (an open file, stdin): bounded memory, any size.
 
     The same answer as ``diagnose(whole_text)``: the rule that comes first in RULES wins, wherever its line is.
-    Lines are searched in chunks of about ``chunk_bytes``, and only for rules before the best match so far.
+    Lines are searched in chunks of about ``chunk_bytes``, and only for rules before the best match so far. Each
+    chunk starts with the last lines of the one before (at least _SPAN characters), so a pattern that spans lines
+    is found across a chunk border too.
     """
     best, best_line, tail, chunk, size = len(RULES), "", deque(maxlen=200), [], 0
     for raw in lines:
@@ -695,9 +740,13 @@ def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
         if size >= chunk_bytes:
             hit = _first("".join(chunk), best)
             best, best_line = hit if hit else (best, best_line)
-            chunk, size = [], 0
             if best == 0:
                 break
+            keep, kept = [], 0
+            while chunk and kept < _SPAN:  # carried into the next chunk
+                keep.append(chunk.pop())
+                kept += len(keep[-1])
+            chunk, size = keep[::-1], 0
     hit = _first("".join(chunk), best) if chunk else None
     best, best_line = hit if hit else (best, best_line)
     return _found(RULES[best], best_line) if best < len(RULES) else _unknown(tail)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers.diagnose import RULES, diagnose, format_diagnosis, install, main
+from helpers.diagnose import RULES, diagnose, diagnose_lines, format_diagnosis, install, main
 
 # Every real message of ../shared/ROCM_FACTS.md ("Real error messages"), and more seen in the wild: printed text only,
 # never a sentence written to contain a rule's keyword (tests/corpus/errors.jsonl holds hundreds more, with sources).
@@ -150,6 +150,13 @@ REAL = [
     ),
     # e183: https://github.com/vllm-project/vllm/issues/49778
     ("triton.runtime.errors.OutOfResources: out of resource: shared memory,", "triton_rocm"),
+    # e649: https://github.com/ROCm/hipBLAS/issues/603 (a hip* library built for NVIDIA GPUs: said, as unknown)
+    (
+        "In file included from /home/torrance/hipBLAS/library/src/nvidia_detail/hipblas.cpp:27:\n"
+        '/usr/local/cuda/include/cublas_v2.h:59:2: error: #error "It is an error to include both cublas.h and '
+        'cublas_v2.h"',
+        "unknown",
+    ),
 ]
 
 
@@ -527,3 +534,68 @@ def test_a_name_alone_is_a_last_resort_that_says_so():
     strong = diagnose("triton.compiler.errors.CompilationError: at 1:0:")
     assert strong.category == "triton_rocm" and not strong.cause.startswith("Only a name")
     assert diagnose("RuntimeError: NCCL communicator was aborted on rank 0.").cause.startswith("Only a name matched")
+
+
+def test_a_name_on_a_line_that_reports_no_error_is_no_diagnosis():
+    # a backend list that ComfyUI prints at start-up (e667): Triton is named, nothing failed
+    info = "Found comfy_kitchen backend triton: {'available': True, 'disabled': True, 'unavailable_reason': None}"
+    assert diagnose(info).category == "unknown"
+    assert diagnose(info + "\nRuntimeError: triton kernel launch failed").category == "triton_rocm"
+    # vLLM names its NCCL wrapper PyNcclCommunicator; on a line its logger marks ERROR, that is a last resort
+    assert diagnose("ERROR 05-14 [utils.py:238]     self.pynccl_comm = PyNcclCommunicator(").cause.startswith(
+        "Only a name matched"
+    )
+
+
+def test_a_build_for_nvidia_gpus_is_said_to_be_no_rocm_problem():
+    # hipBLAS built for its NVIDIA backend (e649): the compile error is not a failed port to ROCm
+    log = (
+        "[ 60%] Building CXX object library/src/CMakeFiles/hipblas.dir/nvidia_detail/hipblas.cpp.o\n"
+        "In file included from /home/u/hipBLAS/library/src/nvidia_detail/hipblas.cpp:27:\n"
+        '/usr/local/cuda/include/cublas_v2.h:59:2: error: #error "It is an error to include both cublas.h and '
+        'cublas_v2.h"'
+    )
+    d = diagnose(log)
+    assert (d.category, d.title) == ("unknown", "A build for NVIDIA GPUs, not for ROCm")
+    assert "nvidia_detail" in d.matched
+    # the same CUDA header error in a HIP source (e151's form) is a port that picked up CUDA's headers
+    ported = "In file included from /src/kernels.hip:21:\n/usr/local/cuda/include/vector_types.h:175:27: error: x"
+    assert diagnose(ported).category == "extension_build"
+
+
+def test_blas_status_names_the_library_and_a_bf16_gemm_the_dtype():
+    call = "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmEx(handle, a, {t}, lda)`"
+    assert diagnose(call.format(t="CUDA_R_16F")).category == "blas_library"
+    assert diagnose(call.format(t="CUDA_R_16BF")).category == "dtype_unsupported"
+
+
+def test_a_pattern_that_spans_lines_is_found_across_a_chunk_border():
+    # e620's form: a HIP launch failure raised from F.conv2d is a MIOpen kernel; the two lines are 300 bytes apart
+    lines = ["    return F.conv2d(\n", *["        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"] * 8]
+    lines.append("torch.AcceleratorError: HIP error: unspecified launch failure\n")
+    assert diagnose("".join(lines)).category == "miopen"
+    for chunk in (16, 64, 100, 256):
+        assert diagnose_lines(lines, chunk_bytes=chunk).category == "miopen", chunk
+
+
+def test_an_environment_report_of_a_torch_without_rocm_is_a_last_resort():
+    report = "PyTorch version: 2.0.1+cu118\nCUDA used to build PyTorch: 11.8\nROCM used to build PyTorch: N/A\n"
+    d = diagnose(report)
+    assert d.category == "wrong_wheel" and d.cause.startswith("Only an environment report matched")
+    assert diagnose(report.replace("N/A", "6.4.43482-0f2d60242")).category == "unknown"
+    # anything more specific wins over it: here the out-of-memory error
+    assert diagnose(report + "torch.OutOfMemoryError: HIP out of memory.").category == "out_of_memory"
+
+
+def test_the_gpu_check_quoted_in_a_command_line_is_not_its_failure():
+    quoted = 'Command: "python" -c "import torch; assert torch.cuda.is_available(), \'Torch is not able to use GPU\'"'
+    assert diagnose(quoted + "\nError code: 134").category == "unknown"
+    raised = "AssertionError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS"
+    assert diagnose(raised).category == "wrong_wheel"
+
+
+def test_a_windows_access_violation_is_a_library_mismatch_only_as_an_exit_code():
+    assert diagnose("Process exited with code 3221225477 / 0xC0000005").category == "shared_lib_load"
+    # a crash dump that shows where it crashed (torch's CPU code here) is no library mismatch
+    dump = "Exception Code: 0xC0000005\n0x00007FF9CABA9BB4, C:\\venv\\Lib\\site-packages\\torch\\lib\\torch_cpu.dll"
+    assert diagnose(dump).category == "unknown"

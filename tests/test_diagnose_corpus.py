@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 133 of 157 right (84.7 %); below it: a regression
+HELDOUT_FLOOR = 0.81  # measured 2026-11-30: 168 of 207 right (81.2 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -78,6 +78,14 @@ HELDOUT_FLOOR = 0.84  # measured 2026-11-30: 133 of 157 right (84.7 %); below it
 # the 31 new development rows and after; the old held-out rows stayed at 123 (one changed diagnosis, wrong both times).
 # Then name-only last resorts (Triton, NCCL/RCCL), chosen on the development rows where those names appear in no
 # `unknown` text: three old held-out rows changed from unknown, two now right, one (labelled unknown) now wrong: 133.
+# Then 81 more (e591-e671) from six new query lists (installing, runtime faults, libraries, distributed, porting,
+# consumer GPUs), 27 held out, labelled the same way (15 disagreements; e625 keeps the label of the same xFormers
+# message in e233): 17 of the 27 right before tuning on the 54 new development rows and after; old held-out rows
+# unchanged at 133. So 150 of 184: a fresh sample from new query areas is harder than the rows tuned so far.
+# Then 89 more (e672-e760) from six more query lists (general, Windows, builds, LLM serving, ROCm tools, containers),
+# 23 held out, labelled the same way (8 disagreements; one row with no majority and not consecutive output dropped;
+# e706, e708 and e736 keep the labels of the same messages in e088, e325 and e216/e239): 17 of the 23 right before
+# tuning on the 66 new development rows, 18 after; old held-out rows unchanged at 150. So 168 of 207.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -91,7 +99,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 84.7 % (133 of 157), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 81.2 % (168 of 207), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
