@@ -256,3 +256,26 @@ def test_pre_commit_manifest():
     ok = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(ROOT / ".pre-commit-hooks.yaml")],
                         capture_output=True, text=True)  # fmt: skip
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_a_module_that_times_the_gpu_and_never_tests_for_one_is_gpu_only_by_design(tmp_path):
+    """A kernel benchmark or autotuner (the torchsparse study's tune.py): .cuda() there is info, not an error. The
+    same calls in a module that tests for a GPU somewhere stay errors: its author meant it to run without one."""
+    bench = tmp_path / "bench_kernels.py"
+    bench.write_text(
+        "import time\nimport torch\n\n\n"
+        "def time_kernel(fn, x, repeat=10):\n"
+        "    x = x.cuda()\n"  # line 6
+        "    torch.cuda.synchronize()\n"  # line 7
+        "    start = time.perf_counter()\n"
+        "    for _ in range(repeat):\n"
+        "        fn(x)\n"
+        "    torch.cuda.synchronize()\n"
+        "    return (time.perf_counter() - start) / repeat\n"
+    )
+    (f,) = scan([str(bench)])["findings"]
+    assert (f["line"], f["rule"], f["severity"]) == (6, "PC101", "info")
+    assert "times the GPU at line 7, never tests for one" in f["message"]
+    bench.write_text(bench.read_text() + "\n\nUSE_GPU = torch.cuda.is_available()\n")
+    (f,) = scan([str(bench)])["findings"]
+    assert (f["line"], f["rule"], f["severity"]) == (6, "PC101", "error")
