@@ -80,6 +80,7 @@ RULES = (
             r"/opt/rocm\S*/lib[\w.+-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",  # in /opt/rocm
             r"(Couldn't open|Could not load dynamic) (CUDA )?library '?lib(amdhip64|hip\w*|roc\w*|MIOpen|rccl)",
             r"undefined symbol: (miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",  # a ROCm C function: another release
+            r"undefined reference to\W*(hsa_|hip[A-Z]|rocblas_|hipblas|miopen|rccl)\w*@",  # versioned: another release
             # Windows: a ROCm DLL, or a GPU DLL of torch that loads them (ZLUDA's stand-ins too), that did not load
             r"(amdhip64|hiprtc|rocblas|hipblas\w*|MIOpen|rccl)\w*\.dll was not found",
             r"Error loading \"[^\"]*\b(caffe2_nvrtc|torch_hip|c10_hip|amdhip64\w*)\.dll\" or one of its dependencies",
@@ -132,7 +133,11 @@ RULES = (
     ),
     Rule(
         "wsl_runtime",
-        (r"WSL environment detected", r"Can't initialize amdsmi"),
+        (
+            r"WSL environment detected",
+            r"Can't initialize amdsmi",
+            r"Module amdgpu not found in directory /lib/modules/\S*microsoft",  # WSL2's kernel has no amdgpu driver
+        ),
         "ROCm on WSL2: a limit of the WSL runtime",
         "On WSL2 the GPU is reached through the Windows driver: rocminfo can fail to allocate its resources, and "
         "amdsmi "
@@ -147,7 +152,10 @@ RULES = (
     Rule(
         "wrong_wheel",
         (
-            r"No CUDA GPUs are available",
+            r"No CUDA GPUs are available(?![^\n]*\n[^\n]*c10[/\\]hip[/\\])",  # (raised from c10/hip/: a ROCm build)
+            r"cudaGetDeviceCount\(\) returned cudaError",  # a ROCm build names the hip* functions
+            r"(cannot|can't) initialize (HIP|CUDA) without (the )?ATen_(hip|cuda) library",  # a build without that GPU
+            r"Installing[^\n]*torch==[\w.]+\+cu\d+",  # a launcher replacing torch with a CUDA build
             r"CUDA driver version is insufficient",
             r"operator torchvision::\w+ does not exist",
             r"DeviceType::HIP INTERNAL ASSERT FAILED",
@@ -207,6 +215,7 @@ RULES = (
             r"amdgpu_get_auth",
             r"HSA_STATUS_ERROR_OUT_OF_RESOURCES",
             r"No HIP GPUs are available",
+            r"No CUDA GPUs are available",  # from a ROCm build too (c10/hip/HIPFunctions.cpp); see wrong_wheel
             r"Unable to open /dev/kfd",
             r"/dev/(kfd|dri)\S*.*(Permission denied|No such file)",
             r"hipErrorNoDevice",
@@ -215,6 +224,7 @@ RULES = (
             r"hipErrorInvalidDevice\b",  # a device ordinal the runtime does not have (not ...DeviceFunction)
             r"ROCk module is NOT loaded",  # rocminfo: the amdgpu kernel driver is not loaded
             r"GPU node has an unrecognized id",  # rocminfo: the runtime does not know this GPU
+            r"/sys/class/kfd/kfd/topology/nodes' does not exist",  # the ROCm runtime finds no amdgpu (KFD) driver
         ),
         "The ROCm runtime sees no usable GPU",
         "/dev/kfd or /dev/dri is not passed into the container, the user is not in the render/video groups, "
@@ -491,14 +501,18 @@ RULES = (
     ),
     Rule(
         "unknown",  # not a ROCm problem, but said plainly rather than taken for a failed port (next rule)
-        (r"/nvidia_detail/\S+\.(cpp|cu)\b",),
-        "A build for NVIDIA GPUs, not for ROCm",
-        "hipBLAS, hipSPARSE, hipFFT and the other hip* libraries can also be built for NVIDIA GPUs, from their "
-        "nvidia_detail sources and the CUDA toolkit. This error comes from that build: ROCm's compiler and headers "
-        "play no part in it.",
+        (
+            r"/nvidia_detail/\S+\.(cpp|cu)\b",  # a hip* library's NVIDIA backend
+            r"CHIP-SPV|chipStar",  # HIP on SPIR-V (Intel GPUs and others)
+            r"'amp\.h' file not found",  # C++ AMP, the other language of HCC (ROCm's old compiler), not HIP
+        ),
+        "A build for another platform than ROCm (NVIDIA, SPIR-V) or in another language than HIP",
+        "HIP code also builds for NVIDIA GPUs (the hip* libraries' nvidia_detail sources, with the CUDA toolkit) and "
+        "for SPIR-V (chipStar), and HCC once compiled C++ AMP. This error comes from such a build: it is no port of "
+        "CUDA code to ROCm.",
         (
             "For an AMD GPU: install the library from ROCm's packages, or build it with HIP_PLATFORM=amd",
-            "For an NVIDIA GPU: search that library's issue tracker for the error line",
+            "Otherwise: search that project's issue tracker for the error line",
         ),
         "https://rocm.docs.amd.com/projects/HIP/en/latest/install/build.html",
     ),
@@ -509,8 +523,9 @@ RULES = (
             r"Error compiling objects for extension|_run_ninja_build|Command '\['ninja', '-v'\]' returned non-zero",
             r"(hipcc|clang(-\d+)?|hip-clang): error:",
             r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
-            # file.cu(12): error: (nvcc's front end), file.cpp(12,5): error: (clang-cl), error C2065: (MSVC)
-            r"\.\w+(\.\w+)?\(\d+(,\d+)?\): (fatal )?error( C\d+)?:",
+            # file.cu(12): error: (nvcc), file.cpp(12,5): error: (clang-cl), error C2065: (MSVC), error G30...: (hipcc)
+            r"\.\w+(\.\w+)?\(\d+(,\d+)?\): (fatal )?error( [A-Z]\w*)?:",
+            r'By not providing "Find(hsa-runtime64|hip\w*|roc\w*|miopen|rccl|amd_comgr)\.cmake"',  # CMake: ROCm package
             r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
             r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
             r"Can't exec \"[^\"]*/bin/(hcc|clang)",  # hipcc (a Perl script in old ROCm) cannot find its compiler
@@ -535,7 +550,8 @@ RULES = (
             r"CUDA_HOME",
             r"nvcc(: not found| not found|: command not found)",
             r"errors? generated when compiling for",
-            r"hipify",
+            r"hipify[^\n]*(error|fail)|(error|fail)[^\n]*hipify",  # hipify named on a line that reports a failure
+            r"hipify_python\.py\", line \d+[\s\S]{0,800}?\n\s*\w*(Error|Exception)\b",  # an exception raised in hipify
         ),
         "Building CUDA code for ROCm failed",
         "The code or its build script assumes the CUDA toolkit: CUDA headers and types, nvcc and CUDA_HOME, 32-bit "

@@ -556,7 +556,7 @@ def test_a_build_for_nvidia_gpus_is_said_to_be_no_rocm_problem():
         'cublas_v2.h"'
     )
     d = diagnose(log)
-    assert (d.category, d.title) == ("unknown", "A build for NVIDIA GPUs, not for ROCm")
+    assert d.category == "unknown" and d.title.startswith("A build for another platform than ROCm (NVIDIA, SPIR-V)")
     assert "nvidia_detail" in d.matched
     # the same CUDA header error in a HIP source (e151's form) is a port that picked up CUDA's headers
     ported = "In file included from /src/kernels.hip:21:\n/usr/local/cuda/include/vector_types.h:175:27: error: x"
@@ -599,3 +599,16 @@ def test_a_windows_access_violation_is_a_library_mismatch_only_as_an_exit_code()
     # a crash dump that shows where it crashed (torch's CPU code here) is no library mismatch
     dump = "Exception Code: 0xC0000005\n0x00007FF9CABA9BB4, C:\\venv\\Lib\\site-packages\\torch\\lib\\torch_cpu.dll"
     assert diagnose(dump).category == "unknown"
+
+
+def test_no_cuda_gpus_from_a_rocm_build_means_it_sees_no_gpu():
+    # a CUDA build on an AMD machine says it; a ROCm build says it too, raised from c10/hip (e822)
+    assert diagnose("RuntimeError: No CUDA GPUs are available").category == "wrong_wheel"
+    rocm = "No CUDA GPUs are available\nException raised from device_count_ensure_non_zero at c10/hip/HIPFunctions.cpp"
+    assert diagnose(rocm).category == "device_permissions"
+
+
+def test_a_traceback_through_hipify_is_a_failed_build_only_with_its_exception():
+    frames = '  File "/src/torch/utils/hipify/hipify_python.py", line 1008, in hipify\n    clean_ctx=clean_ctx)\n'
+    assert diagnose(frames).category == "unknown"  # cut off before the exception: the cause is not shown
+    assert diagnose(frames + "RecursionError: maximum recursion depth exceeded").category == "extension_build"

@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.81  # measured 2026-11-30: 168 of 207 right (81.2 %); below it: a regression
+HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 185 of 233 right (79.4 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -87,6 +87,10 @@ HELDOUT_FLOOR = 0.81  # measured 2026-11-30: 168 of 207 right (81.2 %); below it
 # e706, e708 and e736 keep the labels of the same messages in e088, e325 and e216/e239): 17 of the 23 right before
 # tuning on the 66 new development rows, 18 after; of the 184 earlier held-out rows one more is right (e661, a
 # Windows DLL) and one labelled unknown is now wrong (e452): still 150. So 168 of 207.
+# Then 86 more (e761-e846) from six query lists aimed at builds, library loading, wrong wheels, HIP runtime errors,
+# applications and frameworks, 26 held out, labelled the same way (17 disagreements, each with a majority): 15 of the
+# 26 right before tuning on the 60 new development rows and after; two earlier held-out rows now right (e574, e576,
+# CMake not finding a ROCm package): 170. So 185 of 233.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -100,7 +104,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 81.2 % (168 of 207), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 79.4 % (185 of 233), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
