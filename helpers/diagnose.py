@@ -85,6 +85,10 @@ RULES = (
             r"(amdhip64|hiprtc|rocblas|hipblas\w*|MIOpen|rccl)\w*\.dll was not found",
             r"Error loading \"[^\"]*\b(caffe2_nvrtc|torch_hip|c10_hip|amdhip64\w*)\.dll\" or one of its dependencies",
             r"MIOpen library not found",  # torch's warning when it cannot load MIOpen
+            r"(Failed to load|Could not find module) '?(amdhip64|hiprtc|rocblas|hipblas|MIOpen|rccl|libsmi_host)"
+            r"\w*\.dll",
+            r"Error loading \"[^\"]*zluda[^\"]*\.dll\"",  # ZLUDA's stand-ins for CUDA's DLLs load the HIP SDK's
+            r"ERROR: testSharedLibrariesLoad",  # TheRock's rocm_sdk test: a ROCm library of the wheel did not load
         ),
         "A ROCm library that torch loads is missing or from another ROCm version",
         "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
@@ -225,6 +229,7 @@ RULES = (
             r"ROCk module is NOT loaded",  # rocminfo: the amdgpu kernel driver is not loaded
             r"GPU node has an unrecognized id",  # rocminfo: the runtime does not know this GPU
             r"/sys/class/kfd/kfd/topology/nodes' does not exist",  # the ROCm runtime finds no amdgpu (KFD) driver
+            r"Could not find any ROCm devices on this host",  # Apptainer/Singularity --rocm
         ),
         "The ROCm runtime sees no usable GPU",
         "/dev/kfd or /dev/dri is not passed into the container, the user is not in the render/video groups, "
@@ -270,6 +275,7 @@ RULES = (
             r"rocblas_status_\w+",
             r"CUBLAS_STATUS_(?!NOT_SUPPORTED[^\n]*_16BF\b)\w+",  # (a bf16 GEMM not supported: dtype_unsupported)
             r"Tensile(Library|_lazy| host| solution)",
+            r"Error loading msgpack data",  # a hipBLASLt/Tensile kernel file from another release of the library
         ),
         "rocBLAS or hipBLASLt (ROCm's cuBLAS) failed",
         "The GEMM libraries load kernel files per GPU target (Tensile) and pick a kernel per shape and dtype. Files "
@@ -329,7 +335,8 @@ RULES = (
             r"NCCL (error|WARN)",
             r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage",
             r"ProcessGroupNCCL(?!\d)",  # not in a mangled C++ name of a native backtrace (ProcessGroupNCCL8WorkNCCL)
-            r"Watchdog caught collective operation timeout",
+            # ProcessGroupNCCL's watchdog (RCCL on ROCm): a collective that timed out, or a GPU error it caught
+            r"Watchdog caught collective operation timeout|Process group watchdog thread terminated with exception",
             r"CUDA-aware MPI",
             r"DistBackendError",
         ),
@@ -455,6 +462,7 @@ RULES = (
             r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
             r"xFormers can't load C\+\+/CUDA extensions",
             r"Failed to import from [\w.]+ with",  # vLLM and SGLang: a compiled module of theirs did not load
+            r"module '\w+' has no attribute '\w+_cuda'",  # an extension built without its CUDA kernels
             r"/_C(\.abi3)?[\w.-]*\.so: undefined symbol",  # a package's extension built against another torch
             r"_C_cutlass",
             r"libamd_smi\.so",
@@ -517,6 +525,18 @@ RULES = (
         "https://rocm.docs.amd.com/projects/HIP/en/latest/install/build.html",
     ),
     Rule(
+        "unknown",  # not a port either: ROCm's own compiler tools built against another LLVM
+        (r"is not a member of ['\u2018]llvm::",),
+        "A ROCm component built against another LLVM release",
+        "ROCm's compiler pieces (comgr, the device libraries, hipcc's clang) are built against the LLVM of the same "
+        "ROCm release; with another LLVM, its API no longer matches. This is no error in the code being ported.",
+        (
+            "Install the ROCm release's packages instead of building its compiler tools from source",
+            "From source: build them with the llvm-project of the same ROCm release (ROCm's own branch)",
+        ),
+        "https://rocm.docs.amd.com/projects/llvm-project/en/latest/",
+    ),
+    Rule(
         "extension_build",
         (
             r"ninja: build stopped",
@@ -525,7 +545,10 @@ RULES = (
             r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
             # file.cu(12): error: (nvcc), file.cpp(12,5): error: (clang-cl), error C2065: (MSVC), error G30...: (hipcc)
             r"\.\w+(\.\w+)?\(\d+(,\d+)?\): (fatal )?error( [A-Z]\w*)?:",
-            r'By not providing "Find(hsa-runtime64|hip\w*|roc\w*|miopen|rccl|amd_comgr)\.cmake"',  # CMake: ROCm package
+            # CMake did not find a ROCm package
+            r'(By not providing "Find|configuration file provided by ")'
+            r"(hsa-runtime64|hip\w*|roc\w*|miopen|rccl|amd_comgr)\b",
+            r"No GPU arch specified for ROCm build",  # PyTorch's LoadHIP.cmake: PYTORCH_ROCM_ARCH unset
             r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
             r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
             r"Can't exec \"[^\"]*/bin/(hcc|clang)",  # hipcc (a Perl script in old ROCm) cannot find its compiler
@@ -545,6 +568,7 @@ RULES = (
             r"The mask must be a 64-bit",
             r"<inline asm>",
             r"cannot find HIP runtime",
+            r"does not contain the HIP runtime CMake package",  # CMake's HIP language: ROCm's hip-lang is missing
             r"was built using hcc",  # HCC-era hipcc: HIP and the compiler are from different releases
             r"nvcc was not found",
             r"CUDA_HOME",
@@ -649,7 +673,8 @@ def _last_resort(category: str, pattern: str, what: str, error_line: bool = True
 
 RULES += (  # chosen on the development rows: no `unknown` text names Triton or NCCL on an error line
     _last_resort("triton_rocm", r"\btriton\b", "a name"),
-    _last_resort("distributed_backend", r"\b[nr]ccl|pynccl", "a name"),  # also vLLM's PyNcclCommunicator
+    # also vLLM's PyNcclCommunicator; not nccl.dll: Windows has no NCCL (ZLUDA ships a stand-in of that name)
+    _last_resort("distributed_backend", r"\b[nr]ccl(?!\.dll)|pynccl", "a name"),
     # torch.utils.collect_env's report of a torch without ROCm (a CUDA or CPU build), where nothing else matched
     _last_resort("wrong_wheel", r"ROCM used to build PyTorch: N/A", "an environment report", error_line=False),
 )

@@ -612,3 +612,17 @@ def test_a_traceback_through_hipify_is_a_failed_build_only_with_its_exception():
     frames = '  File "/src/torch/utils/hipify/hipify_python.py", line 1008, in hipify\n    clean_ctx=clean_ctx)\n'
     assert diagnose(frames).category == "unknown"  # cut off before the exception: the cause is not shown
     assert diagnose(frames + "RecursionError: maximum recursion depth exceeded").category == "extension_build"
+
+
+def test_a_rocm_compiler_tool_built_against_another_llvm_is_said_to_be_no_port():
+    # comgr built from source against another LLVM (e878): not the code being ported
+    err = "comgr-isa-metadata.def:82:60: error: 'EF_AMDGPU_MACH_AMDGCN_GFX1036' is not a member of 'llvm::ELF'"
+    d = diagnose(err)
+    assert d.category == "unknown" and d.title == "A ROCm component built against another LLVM release"
+
+
+def test_nccl_dll_on_windows_is_no_distributed_error():
+    # ZLUDA's launcher checks for its nccl.dll stand-in (e862); Windows has no NCCL backend
+    zluda = "[ERROR] Detected ZLUDA version: expected 3.9, but nccl.dll is missing. Likely blocked by AV"
+    assert diagnose(zluda).category == "unknown"
+    assert diagnose("[ERROR] NCCL communicator was aborted").category == "distributed_backend"

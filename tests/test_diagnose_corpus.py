@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 185 of 233 right (79.4 %); below it: a regression
+HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 205 of 261 right (78.5 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -91,6 +91,10 @@ HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 185 of 233 right (79.4 %); below it
 # applications and frameworks, 26 held out, labelled the same way (17 disagreements, each with a majority): 15 of the
 # 26 right before tuning on the 60 new development rows and after; two earlier held-out rows now right (e574, e576,
 # CMake not finding a ROCm package): 170. So 185 of 233.
+# Then 87 more (e847-e933) from six query lists (Windows DLLs, Linux libraries, builds, LLM tools, runtime faults,
+# distributions and containers), 28 held out, labelled the same way (17 disagreements; e877 keeps the label of the same
+# message in e326): 19 of the 28 right before tuning on the 59 new development rows and after; one earlier held-out
+# row now right (e687, a ZLUDA DLL): 186. So 205 of 261.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -104,7 +108,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 79.4 % (185 of 233), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.5 % (205 of 261), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
