@@ -74,9 +74,10 @@ RULES = (
         "shared_lib_load",
         (
             # (not librccl-net.so: RCCL's optional network plugin, whose absence it logs as INFO and goes on)
-            r"lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl(?!-net)|amd_comgr|torch_hip|c10_hip)"
+            r"lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl(?!-net)|amd_comgr)"
             r"[\w.-]*\.so[\w.]*: "
-            r"(cannot open shared object file|undefined (symbol|reference))",
+            r"(cannot open shared object file|undefined (symbol|reference)(?! to .?std::))",  # (std::: cxx_runtime)
+            r"lib(torch|c10)_hip\.so: undefined symbol",  # torch's ROCm half, built against other libraries
             r"/opt/rocm\S*/lib[\w.+-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",  # in /opt/rocm
             r"(Couldn't open|Could not load dynamic) (CUDA )?library '?lib(amdhip64|hip\w*|roc\w*|MIOpen|rccl)",
             r"undefined symbol: (miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",  # a ROCm C function: another release
@@ -106,7 +107,10 @@ RULES = (
     ),
     Rule(
         "cxx_runtime",
-        (r"version [`'](GLIBCXX|CXXABI)_[\d.]+' not found",),
+        (
+            r"version [`'](GLIBCXX|CXXABI)_[\d.]+' not found",
+            r"undefined reference to .?std::",  # linking a library built with a newer GCC
+        ),
         "The C++ runtime loaded (libstdc++) is older than a library needs",
         "The library was built with a newer GCC than the libstdc++.so.6 the process loads first: most often the one "
         "in a conda environment, whose lib/ is searched before the system's.",
@@ -163,7 +167,8 @@ RULES = (
             r"CUDA driver version is insufficient",
             r"operator torchvision::\w+ does not exist",
             r"DeviceType::HIP INTERNAL ASSERT FAILED",
-            r"lib(torch|c10)_cuda\.so: cannot open shared object file",
+            r"lib(torch|c10)_(cuda|hip)\.so: cannot open shared object file",  # a package built for another torch
+            r"compiled with different CUDA versions",  # torchvision's check: a torchvision of another build
             r"lib(cublas|cublasLt|cudnn|nvrtc|cufft|curand|cusparse)[\w.]*\.so[.\d]*: cannot open",
             r"(Error|Exception): Torch is not able to use GPU",  # raised (not the check's code, quoted in a log)
             r"has no attribute '_cuda_\w+'",  # torch._C of a build without GPU support
@@ -223,6 +228,7 @@ RULES = (
             r"Unable to open /dev/kfd",
             r"/dev/(kfd|dri)\S*.*(Permission denied|No such file)",
             r"hipErrorNoDevice",
+            r"OpenCL Error -1001",  # CL_PLATFORM_NOT_FOUND_KHR: the OpenCL loader finds no GPU runtime
             r"no ROCm-capable device is detected",
             r"Initializing the hsa runtime failed",
             r"hipErrorInvalidDevice\b",  # a device ordinal the runtime does not have (not ...DeviceFunction)
@@ -243,6 +249,20 @@ RULES = (
         ROCM_DOCKER,
     ),
     Rule(
+        "unknown",  # a GPU hang: page faults that follow the reset are its consequence, not its cause
+        (r"amdgpu_job_timedout",),
+        "The GPU hung and the kernel driver reset it",
+        "A job on the GPU ran past the driver's timeout (amdgpu_job_timedout), so the driver reset the GPU. The cause "
+        "is not in this log: a driver or firmware bug, an overloaded or overheating GPU, or a kernel that never ends. "
+        "Memory faults logged after the reset follow from it.",
+        (
+            "sudo dmesg | grep -i -B5 -A20 amdgpu_job_timedout   # which process and ring hung, and what came before",
+            "Update the kernel's amdgpu driver and the GPU firmware (linux-firmware); then try again",
+            "amd-smi monitor (or rocm-smi): temperature and power while it runs",
+        ),
+        "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/debugging.html",
+    ),
+    Rule(
         "gpu_memory_fault",
         (
             r"illegal memory access",
@@ -251,7 +271,8 @@ RULES = (
             r"HSA_STATUS_ERROR_MEMORY_FAULT",
             r"GPU core dump created",
             r"Error Code \(0x(29|2b)\)",  # HSA status 41/43: memory aperture violation / memory fault (hsa_ext_amd.h)
-            r"amdgpu: \[\w+\] page fault|GCVM_L2_PROTECTION_FAULT",  # the kernel log (dmesg) of a GPU page fault
+            # the kernel log (dmesg) of a GPU page fault
+            r"amdgpu: \[\w+\] (no-retry )?page fault|VM_L2_PROTECTION_FAULT",  # (also GCVM_L2_...)
         ),
         "A GPU kernel accessed memory it may not (a GPU page fault)",
         "A kernel read or wrote outside its buffers: an index out of range, a kernel built for another GPU (for "
@@ -312,7 +333,7 @@ RULES = (
     ),
     Rule(
         "out_of_memory",
-        (r"out of memory", r"OutOfMemoryError", r"hipErrorOutOfMemory"),
+        (r"out[ -]of[ -]memory", r"OutOfMemoryError", r"hipErrorOutOfMemory"),
         "The GPU ran out of memory",
         "The model, activations and optimizer state do not fit in free device memory at this batch size.",
         (
@@ -373,7 +394,11 @@ RULES = (
     ),
     Rule(
         "miopen",
-        (r"MIOpen\(HIP\): Error", r"MIOpen Error"),
+        (
+            r"MIOpen\(HIP\): Error",
+            r"MIOpen Error",
+            r"boost::filesystem::\w+: [^\n]*miopen",  # MIOpen's user database directory (~/.config/miopen)
+        ),
         "MIOpen (ROCm's cuDNN) failed",
         "MIOpen reported an error of its own: a kernel it could not compile (hipRTC), a find or performance database "
         "it "
@@ -574,6 +599,7 @@ RULES = (
             r"CUDA_HOME",
             r"nvcc(: not found| not found|: command not found)",
             r"errors? generated when compiling for",
+            r"warning: \S+\.(cu|cuh):#\d+ : ",  # hipify-perl: CUDA code it could not translate
             r"hipify[^\n]*(error|fail)|(error|fail)[^\n]*hipify",  # hipify named on a line that reports a failure
             r"hipify_python\.py\", line \d+[\s\S]{0,800}?\n\s*\w*(Error|Exception)\b",  # an exception raised in hipify
         ),
@@ -672,7 +698,7 @@ def _last_resort(category: str, pattern: str, what: str, error_line: bool = True
 
 
 RULES += (  # chosen on the development rows: no `unknown` text names Triton or NCCL on an error line
-    _last_resort("triton_rocm", r"\btriton\b", "a name"),
+    _last_resort("triton_rocm", r"(?<![/\\])\btriton\b(?![/\\])", "a name"),  # not a folder named triton
     # also vLLM's PyNcclCommunicator; not nccl.dll: Windows has no NCCL (ZLUDA ships a stand-in of that name)
     _last_resort("distributed_backend", r"\b[nr]ccl(?!\.dll)|pynccl", "a name"),
     # torch.utils.collect_env's report of a torch without ROCm (a CUDA or CPU build), where nothing else matched
@@ -739,18 +765,26 @@ def _unknown(lines) -> Diagnosis:
     return Diagnosis(UNKNOWN.category, UNKNOWN.title, UNKNOWN.cause, fix, UNKNOWN.source)
 
 
-def _first(text: str, rules: int) -> tuple[int, str] | None:
-    """(index of the first of the first ``rules`` rules that matches ``text``, the line it matched) or None."""
+def _first(text: str, rules: int, limit: int | None = None) -> tuple[int, str] | None:
+    """(index of the first of the first ``rules`` rules that matches ``text``, the line of its earliest match) or None.
+    Only matches that start before ``limit`` count (diagnose_lines searches the rest again, with what follows)."""
     low = text.lower()
     table, hay = (_COMPILED, low) if len(low) == len(text) else (_SLOW, text)
+    end = len(hay) if limit is None else limit
     for i in range(rules):
         rule, patterns = table[i]
+        start, line = end, None
         for rx in patterns:
             for m in rx.finditer(hay):
-                start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
-                line = text[start : end if end != -1 else len(text)]
-                if not rule.error_line or _REPORTS_ERROR.search(line):
-                    return i, line
+                if m.start() >= start:
+                    break
+                a, b = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+                here = text[a : b if b != -1 else len(text)]
+                if not rule.error_line or _REPORTS_ERROR.search(here):
+                    start, line = m.start(), here
+                    break
+        if line is not None:
+            return i, line
     return None
 
 
@@ -768,9 +802,9 @@ def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
     """Like :func:`diagnose`, for a log read line by line (an open file, stdin): bounded memory, any size.
 
     The same answer as ``diagnose(whole_text)``: the rule that comes first in RULES wins, wherever its line is.
-    Lines are searched in chunks of about ``chunk_bytes``, and only for rules before the best match so far. Each
-    chunk starts with the last lines of the one before (at least _SPAN characters), so a pattern that spans lines
-    is found across a chunk border too.
+    Lines are searched in chunks of about ``chunk_bytes``, and only for rules before the best match so far. The
+    last lines of a chunk (at least _SPAN characters) start the next one, and a match that starts in them counts
+    only there: so a pattern that looks up to _SPAN characters ahead (across lines) sees them on a chunk border too.
     """
     best, best_line, tail, chunk, size = len(RULES), "", deque(maxlen=200), [], 0
     for raw in lines:
@@ -779,14 +813,15 @@ def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
         chunk.append(line if line.endswith("\n") else line + "\n")
         size += len(line)
         if size >= chunk_bytes:
-            hit = _first("".join(chunk), best)
+            keep, kept = [], 0
+            while chunk and kept < _SPAN:  # the last lines, carried into the next chunk
+                keep.append(chunk.pop())
+                kept += len(keep[-1])
+            text = "".join(chunk + keep[::-1])
+            hit = _first(text, best, limit=len(text) - kept)
             best, best_line = hit if hit else (best, best_line)
             if best == 0:
                 break
-            keep, kept = [], 0
-            while chunk and kept < _SPAN:  # carried into the next chunk
-                keep.append(chunk.pop())
-                kept += len(keep[-1])
             chunk, size = keep[::-1], 0
     hit = _first("".join(chunk), best) if chunk else None
     best, best_line = hit if hit else (best, best_line)

@@ -390,13 +390,15 @@ def test_streaming_edge_cases():
 
 
 def test_streaming_stops_at_the_first_rule():
-    """Illegal instruction is the first rule: nothing later can win, so the rest of the log is never read."""
-    from helpers.diagnose import diagnose_lines
+    """Illegal instruction is the first rule: nothing later can win, so the rest of the log is never read (beyond
+    the _SPAN characters after the match that a pattern spanning lines may look at)."""
+    from helpers.diagnose import _SPAN, diagnose_lines
 
     def log():
         yield b"start\n"
         yield b"Illegal instruction (core dumped)\n"  # 40 bytes so far
-        yield b"y" * 39 + b"\n"  # 80 bytes in all: the chunk of 64 is full
+        for _ in range(_SPAN // 40 + 2):  # the chunk of 64 is full after each line; _SPAN + 80 bytes in all
+            yield b"y" * 39 + b"\n"
         raise AssertionError("read past a first-rule match")
 
     d = diagnose_lines(log(), chunk_bytes=64)
@@ -626,3 +628,25 @@ def test_nccl_dll_on_windows_is_no_distributed_error():
     zluda = "[ERROR] Detected ZLUDA version: expected 3.9, but nccl.dll is missing. Likely blocked by AV"
     assert diagnose(zluda).category == "unknown"
     assert diagnose("[ERROR] NCCL communicator was aborted").category == "distributed_backend"
+
+
+def test_a_gpu_hang_is_said_to_be_unknown_and_its_later_page_faults_do_not_count():
+    # dmesg of a GPU hang (e954): the driver resets the GPU; the page faults logged after it follow from the reset
+    log = (
+        "kernel: [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=20268\n"
+        "kernel: amdgpu 0000:03:00.0: amdgpu: GPU reset begin!\n"
+        "kernel: amdgpu 0000:03:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:40 vmid:8 pasid:32779)"
+    )
+    d = diagnose(log)
+    assert d.category == "unknown" and d.title == "The GPU hung and the kernel driver reset it"
+    assert diagnose(log.split("\n")[2]).category == "gpu_memory_fault"  # a page fault alone is one
+
+
+def test_a_folder_named_triton_is_no_name_match():
+    # aiter's tests live in op_tests/triton/ (e960): an import error there names a folder, not the Triton compiler
+    assert diagnose("ImportError while importing test module '/workspace/op_tests/triton/test_norm.py'.").category == (
+        "unknown"
+    )
+    assert diagnose("ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'").category == (
+        "triton_rocm"
+    )

@@ -50,8 +50,11 @@ PREFIX = st.sampled_from(["", "[rank0]: ", "[default0]:", "2025-07-24T19:49:48.0
 def test_a_real_error_inside_log_noise_keeps_its_category(row, before, after, prefix, crlf):
     lines = before + row["text"].splitlines() + after
     log = ("\r\n" if crlf else "\n").join(prefix + line for line in lines)
-    assert diagnose(log).category == row["category"], (row["id"], log)
-    assert diagnose_lines(log.splitlines(keepends=True), chunk_bytes=256).category == row["category"], row["id"]
+    whole = diagnose(log)
+    assert whole.category == row["category"], (row["id"], log)
+    for chunk_bytes in (64, 256):  # streamed in chunks: the same diagnosis, keyed on the same line
+        streamed = diagnose_lines(log.splitlines(keepends=True), chunk_bytes=chunk_bytes)
+        assert (streamed.category, streamed.matched) == (whole.category, whole.matched), (row["id"], chunk_bytes)
 
 
 # (a CUDA-ism, the rule that must flag it, its portable twin that must stay silent)
