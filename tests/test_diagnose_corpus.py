@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 224 of 285 right (78.6 %); below it: a regression
+HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 226 of 287 right (78.7 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -99,6 +99,8 @@ HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 224 of 285 right (78.6 %); below it
 # memory, installing), 24 held out, labelled the same way (5 disagreements; e956 keeps the label of the same warning
 # in e097): 18 of the 24 right before tuning on the 45 new development rows and after; one earlier held-out row now
 # right (e086, MIOpen's user database directory): 206. So 224 of 285.
+# Then 6 more (e1003-e1008), all the search tool returned before its budget ran out, 2 held out, labelled the same way
+# (2 disagreements): both held-out rows right, no rule changed. So 226 of 287.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -112,7 +114,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.6 % (224 of 285), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.7 % (226 of 287), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
