@@ -738,9 +738,12 @@ def _lower_pattern(pattern: str) -> str:
 # lower-casing changes its length (some non-ASCII letters), where match positions would not line up.
 _COMPILED = [(r, [re.compile(_lower_pattern(p)) for p in r.patterns]) for r in RULES]
 _SLOW = [(r, [re.compile(p, re.IGNORECASE) for p in r.patterns]) for r in RULES]
+# Two tests of a line, on purpose not one: the line an `unknown` answer tells you to search for must be the error
+# itself (RuntimeError:, error:, FAILED), while a name-only rule may key on any line that mentions a failure ("Triton
+# compilation failed", "NCCL errors"), and on none that only lists names.
 _ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b|error:|\bFAILED\b|\bfatal\b|Aborted|Segmentation fault", re.I)
+_REPORTS_ERROR = re.compile(r"error|exception|fail|fatal|abort", re.I)
 _SPAN = 1000  # the most characters a pattern may span across lines (F.conv2d( ... launch failure does)
-_REPORTS_ERROR = re.compile(r"error|exception|fail|fatal|abort", re.I)  # a line a name-only rule may key on
 
 
 def _text(error) -> str:
