@@ -240,6 +240,25 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return handler.type is None or bool(names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
+# torch.distributed's tensor collectives; the short names also name torch.gather and friends, so those count only
+# when called through a distributed module (dist.broadcast, torch.distributed.reduce, distributed_utils.gather).
+_COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+                "all_to_all", "all_to_all_single"}  # fmt: skip
+_DIST_ONLY = {"broadcast", "reduce", "gather", "scatter", "send", "recv", "isend", "irecv"}
+
+
+_COLLECTIVE_WORD = re.compile(r"\b(?:{})\(".format("|".join(sorted(_COLLECTIVES | _DIST_ONLY))))
+
+
+def _collective(name: str) -> bool:
+    *module, last = name.split(".")
+    return last in _COLLECTIVES or (last in _DIST_ONLY and any("dist" in m for m in module))
+
+
+def _is_cuda_call(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda"
+
+
 class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
@@ -297,6 +316,20 @@ class _PyScan:
         timers = sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
                         and _dotted(n.func).endswith(("cuda.synchronize", "cuda.Event")))  # fmt: skip
         self.gpu_timer = timers[0] if timers and not GUARD.search(source) else 0
+        # x = t.cuda(); dist.all_reduce(x): NCCL (RCCL on ROCm) collectives need GPU tensors, so the .cuda() is right
+        # under the nccl backend and fails only in a CPU-only run (gloo): a warning, not an error.
+        self.collective: dict[int, str] = {}  # id of a .cuda() call -> the collective its result feeds
+        feeds = ".cuda(" in source and _COLLECTIVE_WORD.search(source)  # most modules: skip the walk
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if feeds else ():
+            fed = {}  # a name passed to a collective -> that collective
+            for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))):
+                last = _dotted(c.func).split(".")[-1]
+                fed.update({a.id: last for a in c.args[:1] if isinstance(a, ast.Name)})
+                self.collective.update({id(s): last for a in c.args[:1] for s in ast.walk(a) if _is_cuda_call(s)})
+            for a in (n for n in ast.walk(fn) if isinstance(n, ast.Assign)):
+                last = next((fed[t.id] for t in a.targets if isinstance(t, ast.Name) and t.id in fed), None)
+                if last:
+                    self.collective.update({id(s): last for s in ast.walk(a.value) if _is_cuda_call(s)})
 
     def expand(self, name: str) -> str:
         """A dotted name with its import alias resolved: xops.memory_efficient_attention -> xformers.ops.(same)."""
@@ -373,6 +406,11 @@ class _PyScan:
                 other = ast.unparse(node.args[0])[:40]
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} follows {other}, which must be on a GPU; "
                          f".to({other}) works wherever it is", "warning")  # fmt: skip
+            elif id(node) in self.collective:
+                fed = self.collective[id(node)]
+                self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} feeds {fed}: right under the nccl backend "
+                         "(RCCL on ROCm), whose collectives need GPU tensors, but a CPU-only run (gloo) fails here; "
+                         "pick the device from dist.get_backend() to run on both", "warning")  # fmt: skip
             else:
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
         elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):

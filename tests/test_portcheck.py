@@ -258,6 +258,30 @@ def test_pre_commit_manifest():
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
+def test_a_cuda_call_that_feeds_a_collective_is_a_warning_not_an_error(tmp_path):
+    """The fairseq study's gradient-norm helper: a tensor moved to the GPU and handed to all_reduce is right under
+    NCCL/RCCL and wrong only in a CPU-only (gloo) run: a warning that says so. torch.gather is no collective, and a
+    .cuda() whose result feeds nothing distributed stays an error."""
+    src = tmp_path / "norms.py"
+    src.write_text(
+        "import torch\nimport torch.distributed as dist\nfrom mylib import distributed_utils\n\n\n"
+        "def global_norm(norm, group=None):\n"
+        "    squared = norm.cuda().float() ** 2\n"  # line 7
+        "    distributed_utils.all_reduce(squared, group=group)\n"
+        "    return squared.sqrt()\n\n\n"
+        "def share(t):\n"
+        "    dist.broadcast(t.cuda(), src=0)\n"  # line 13
+        "\n\n"
+        "def pick(t, idx):\n"
+        "    picked = t.cuda()\n"  # line 17
+        "    return torch.gather(picked, 1, idx)\n"
+    )
+    found = {(f["line"], f["severity"]) for f in scan([str(src)])["findings"] if f["rule"] == "PC101"}
+    assert found == {(7, "warning"), (13, "warning"), (17, "error")}
+    (first,) = [f for f in scan([str(src)])["findings"] if f["line"] == 7]
+    assert "feeds all_reduce" in first["message"] and "dist.get_backend()" in first["message"]
+
+
 def test_a_module_that_times_the_gpu_and_never_tests_for_one_is_gpu_only_by_design(tmp_path):
     """A kernel benchmark or autotuner (the torchsparse study's tune.py): .cuda() there is info, not an error. The
     same calls in a module that tests for a GPU somewhere stay errors: its author meant it to run without one."""
