@@ -198,6 +198,9 @@ RULES = (
             r"HSA_STATUS_ERROR_INVALID_ISA",
             r"Module not initialized",  # HIP (hip_global.cpp): no code object of the module loads on this GPU
             r"hipErrorNoBinaryForGpu",
+            # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
+            # (not a framework's own JIT module: "hipModuleLoadData(...) failed with error: ...")
+            r"(HIP|CUDA) error: shared object initialization failed",
             r"No compatible code objects found",  # hip_fatbin.cpp: the binary has no code object for this gfx target
             r"No device code available for function",  # the same, from HIP's HCC-era runtime
             r"failure 'invalid kernel file'",  # RCCL (NCCL WARN Cuda failure): its kernels lack this gfx target
@@ -236,6 +239,7 @@ RULES = (
             r"GPU node has an unrecognized id",  # rocminfo: the runtime does not know this GPU
             r"/sys/class/kfd/kfd/topology/nodes' does not exist",  # the ROCm runtime finds no amdgpu (KFD) driver
             r"Could not find any ROCm devices on this host",  # Apptainer/Singularity --rocm
+            r"could not select device driver",  # docker --gpus / compose `driver:`: AMD GPUs are passed as devices
         ),
         "The ROCm runtime sees no usable GPU",
         "/dev/kfd or /dev/dri is not passed into the container, the user is not in the render/video groups, "
@@ -296,6 +300,7 @@ RULES = (
             r"rocblas_status_\w+",
             r"CUBLAS_STATUS_(?!NOT_SUPPORTED[^\n]*_16BF\b)\w+",  # (a bf16 GEMM not supported: dtype_unsupported)
             r"Tensile(Library|_lazy| host| solution)",
+            r"Tensile::\w",  # a backtrace frame inside rocBLAS's kernel library
             r"Error loading msgpack data",  # a hipBLASLt/Tensile kernel file from another release of the library
         ),
         "rocBLAS or hipBLASLt (ROCm's cuBLAS) failed",
@@ -536,7 +541,7 @@ RULES = (
         "unknown",  # not a ROCm problem, but said plainly rather than taken for a failed port (next rule)
         (
             r"/nvidia_detail/\S+\.(cpp|cu)\b",  # a hip* library's NVIDIA backend
-            r"CHIP-SPV|chipStar",  # HIP on SPIR-V (Intel GPUs and others)
+            r"__HIP_PLATFORM_SPIRV__",  # HIP on SPIR-V (chipStar: Intel GPUs and others)
             r"'amp\.h' file not found",  # C++ AMP, the other language of HCC (ROCm's old compiler), not HIP
         ),
         "A build for another platform than ROCm (NVIDIA, SPIR-V) or in another language than HIP",
@@ -628,10 +633,12 @@ RULES = (
             r"is not on the expected device",
             r"Placeholder storage has not been allocated on MPS device",
             r"is on \S+ but expected (it )?(to be )?on",
+            r"invalid device ordinal",  # cuda:N (or a checkpoint's device) beyond the GPUs this machine shows
         ),
         "Tensors (or a checkpoint) on different devices",
         "Part of the computation is on the GPU and part on the CPU, or a checkpoint saved on a GPU is loaded "
-        "where that GPU does not exist. On ROCm the GPU still prints as cuda:N.",
+        'where that GPU does not exist ("invalid device ordinal": cuda:N for an N this machine does not have). '
+        "On ROCm the GPU still prints as cuda:N.",
         (
             "Move the model and every input with .to(device); create tensors with device=device",
             "torch.load(path, map_location=device)",

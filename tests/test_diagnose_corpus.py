@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 226 of 287 right (78.7 %); below it: a regression
+HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 250 of 313 right (79.9 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -101,6 +101,11 @@ HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 226 of 287 right (78.7 %); below it
 # right (e086, MIOpen's user database directory): 206. So 224 of 285.
 # Then 6 more (e1003-e1008), all the search tool returned before its budget ran out, 2 held out, labelled the same way
 # (2 disagreements): both held-out rows right, no rule changed. So 226 of 287.
+# Then 79 more (e1009-e1087) from the six query lists that search budget had cut short (crashes, precision, multi-node,
+# HIPIFY, devices and checkpoints, applications), 26 held out, labelled the same way (9 disagreements; e1078 and e1026
+# keep the labels of the same messages in e494 and e330; three pages that were no issue thread or forum dropped): 22 of
+# the 26 right before tuning on the 53 new development rows and after; two earlier held-out rows now right (e662, a
+# crash inside rocBLAS's Tensile; e937, a code object the GPU cannot load): 228. So 250 of 313.
 
 
 def heldout_accuracy() -> tuple[float, str]:
