@@ -323,9 +323,9 @@ class _PyScan:
         for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if feeds else ():
             fed = {}  # a name passed to a collective -> that collective
             for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))):
-                last = _dotted(c.func).split(".")[-1]
-                fed.update({a.id: last for a in c.args[:1] if isinstance(a, ast.Name)})
-                self.collective.update({id(s): last for a in c.args[:1] for s in ast.walk(a) if _is_cuda_call(s)})
+                last, args = _dotted(c.func).split(".")[-1], [*c.args, *(k.value for k in c.keywords)]
+                fed.update({a.id: last for a in args if isinstance(a, ast.Name)})
+                self.collective.update({id(s): last for a in args for s in ast.walk(a) if _is_cuda_call(s)})
             for a in (n for n in ast.walk(fn) if isinstance(n, ast.Assign)):
                 last = next((fed[t.id] for t in a.targets if isinstance(t, ast.Name) and t.id in fed), None)
                 if last:

@@ -272,12 +272,15 @@ def test_a_cuda_call_that_feeds_a_collective_is_a_warning_not_an_error(tmp_path)
         "def share(t):\n"
         "    dist.broadcast(t.cuda(), src=0)\n"  # line 13
         "\n\n"
+        "def gather_all(out, t):\n"
+        "    dist.all_gather(out, tensor=t.cuda())\n"  # line 17: the input is not the first argument
+        "\n\n"
         "def pick(t, idx):\n"
-        "    picked = t.cuda()\n"  # line 17
+        "    picked = t.cuda()\n"  # line 21
         "    return torch.gather(picked, 1, idx)\n"
     )
     found = {(f["line"], f["severity"]) for f in scan([str(src)])["findings"] if f["rule"] == "PC101"}
-    assert found == {(7, "warning"), (13, "warning"), (17, "error")}
+    assert found == {(7, "warning"), (13, "warning"), (17, "warning"), (21, "error")}
     (first,) = [f for f in scan([str(src)])["findings"] if f["line"] == 7]
     assert "feeds all_reduce" in first["message"] and "dist.get_backend()" in first["message"]
 
