@@ -201,6 +201,7 @@ RULES = (
             # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
             # (not a framework's own JIT module: "hipModuleLoadData(...) failed with error: ...")
             r"(HIP|CUDA) error: shared object initialization failed",
+            r"device object code was compiled for",  # HCC-era runtimes: "... compiled for a kaveri"
             r"No compatible code objects found",  # hip_fatbin.cpp: the binary has no code object for this gfx target
             r"No device code available for function",  # the same, from HIP's HCC-era runtime
             r"failure 'invalid kernel file'",  # RCCL (NCCL WARN Cuda failure): its kernels lack this gfx target
@@ -239,6 +240,7 @@ RULES = (
             r"GPU node has an unrecognized id",  # rocminfo: the runtime does not know this GPU
             r"/sys/class/kfd/kfd/topology/nodes' does not exist",  # the ROCm runtime finds no amdgpu (KFD) driver
             r"Could not find any ROCm devices on this host",  # Apptainer/Singularity --rocm
+            r"Failed to get device count",  # the HIP runtime at import: no usable GPU
             r"could not select device driver",  # docker --gpus / compose `driver:`: AMD GPUs are passed as devices
         ),
         "The ROCm runtime sees no usable GPU",
@@ -320,6 +322,8 @@ RULES = (
         "nvidia_only_check",
         (
             r"which is of cuda capability",
+            # TorchServe counted GPUs with nvidia-smi only until its ROCm support (pytorch/serve PR #3371, 2024)
+            r"org\.pytorch\.serve\.ModelServer[\s\S]{0,600}Number of GPUs: 0",
             r"(only|not) supported on SM\d+",
             r"Your setup doesn't support bf16",
             r"(bf16|bfloat16)\W.{0,80}(not available|doesn't support|not supported on|requires? (an )?Ampere|compute "
@@ -424,6 +428,7 @@ RULES = (
             r"TritonGPU to LLVM",
             r"failed to legalize operation 'tt\.",
             r"__triton_launcher",
+            r"amd_triton_kernel",  # the temporary files of Triton's AMD backend (.hsaco code objects)
             r"InductorError",
             r"/tmp/\w+/main\.c:\d+:\d+: fatal error",
             r"TRITON_HIP_LLD_PATH",
@@ -556,7 +561,10 @@ RULES = (
     ),
     Rule(
         "unknown",  # not a port either: ROCm's own compiler tools built against another LLVM
-        (r"is not a member of ['\u2018]llvm::",),
+        (
+            r"is not a member of ['\u2018]llvm::",
+            r"/(ockl|ocml)/src/\S+\.cl:\d+:\d+: error:",  # the device libraries' own sources: another clang
+        ),
         "A ROCm component built against another LLVM release",
         "ROCm's compiler pieces (comgr, the device libraries, hipcc's clang) are built against the LLVM of the same "
         "ROCm release; with another LLVM, its API no longer matches. This is no error in the code being ported.",
@@ -565,6 +573,22 @@ RULES = (
             "From source: build them with the llvm-project of the same ROCm release (ROCm's own branch)",
         ),
         "https://rocm.docs.amd.com/projects/llvm-project/en/latest/",
+    ),
+    Rule(
+        "unknown",  # not a port: the build misses a header of a library that has nothing to do with GPUs
+        (
+            r"fatal error: (?![\w/.+-]*?(?<![a-z])(cuda|cu[a-z]+|hip|roc|nv|torch|aten|c10|thrust|cub|miopen|rccl|nccl"
+            r"|cutlass|ck)[\w/.+-]*: )[\w/.+-]+\.(h|hpp|hh): No such file or directory",
+        ),
+        "A header of a library other than CUDA, HIP or torch is missing",
+        "The build cannot find a header of a host library (not CUDA, HIP, ROCm or torch): that library's "
+        "development files are not installed, or another version than the project expects is.",
+        (
+            "Install the development package of the library the header belongs to (its -dev/-devel package), in "
+            "the version the project pins",
+            "Then search that project's issue tracker for the error line",
+        ),
+        "https://gcc.gnu.org/onlinedocs/cpp/Search-Path.html",
     ),
     Rule(
         "extension_build",
@@ -587,6 +611,7 @@ RULES = (
             r"Failed building wheel for|Failed to build installable wheels",
             r"FileNotFoundError: .*\.(cpp|cu|cuh|h)'",
             r"linker command failed",
+            r"multiple definition of [`'\u2018]",  # a link error: the same symbol in a .cpp and its hipified copy
             r"missing and no known rule to make it",  # ninja: a file the build needs (a ROCm library) is missing
             r"@local_config_rocm|rocm_configure\.bzl",  # Bazel (XLA, TensorFlow): configuring the ROCm build failed
             r"error in backend",
@@ -601,6 +626,7 @@ RULES = (
             r"does not contain the HIP runtime CMake package",  # CMake's HIP language: ROCm's hip-lang is missing
             r"was built using hcc",  # HCC-era hipcc: HIP and the compiler are from different releases
             r"nvcc was not found",
+            r"bin/hipcc: ",  # the shell cannot run hipcc (not installed there), in any language
             r"CUDA_HOME",
             r"nvcc(: not found| not found|: command not found)",
             r"errors? generated when compiling for",

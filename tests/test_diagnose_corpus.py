@@ -68,7 +68,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 250 of 313 right (79.9 %); below it: a regression
+HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 270 of 339 right (79.6 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -106,6 +106,10 @@ HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 250 of 313 right (79.9 %); below it
 # keep the labels of the same messages in e494 and e330; three pages that were no issue thread or forum dropped): 22 of
 # the 26 right before tuning on the 53 new development rows and after; two earlier held-out rows now right (e662, a
 # crash inside rocBLAS's Tensile; e937, a code object the GPU cannot load): 228. So 250 of 313.
+# Then 84 more (e1088-e1171) from six new query lists (profiling and debugging, inference runtimes, APUs, PyTorch
+# source builds, packaging, kernel driver), 26 held out, labelled the same way (5 disagreements; e1131 and e1138 keep
+# the label of the same message in e458; a second row from one thread dropped): 20 of the 26 right before tuning on
+# the 58 new development rows and after; earlier held-out rows unchanged at 250. So 270 of 339.
 
 
 def heldout_accuracy() -> tuple[float, str]:
