@@ -650,3 +650,22 @@ def test_a_folder_named_triton_is_no_name_match():
     assert diagnose("ImportError: cannot import name 'triton_key' from 'triton.compiler.compiler'").category == (
         "triton_rocm"
     )
+
+
+@pytest.mark.parametrize("header, category", [
+    ("absl/strings/has_absl_stringify.h", "unknown"),  # a host library: its development package is missing
+    ("boost/filesystem.hpp", "unknown"),
+    ("Python.h", "unknown"),
+    ("cuda_fp16.h", "extension_build"),  # CUDA, HIP, ROCm or torch headers: a port's build problem
+    ("cuda_runtime.h", "extension_build"),
+    ("hip/hip_runtime_api.h", "extension_build"),
+    ("ATen/ATen.h", "extension_build"),
+    ("rocblas/rocblas.h", "extension_build"),
+    ("ck/ck.hpp", "extension_build"),
+    ("thrust/device_vector.h", "extension_build"),
+])  # fmt: skip
+def test_a_missing_header_is_a_port_problem_only_when_it_is_a_gpu_or_torch_header(header, category):
+    d = diagnose(f"src/ops.cpp:6:10: fatal error: {header}: No such file or directory\ncompilation terminated.")
+    assert d.category == category
+    if category == "unknown":
+        assert d.title.startswith("A header of a library other than CUDA, HIP or torch") and "development" in d.fix[0]
