@@ -255,6 +255,17 @@ def _collective(name: str) -> bool:
     return last in _COLLECTIVES or (last in _DIST_ONLY and any("dist" in m for m in module))
 
 
+def _is_test_path(path: str) -> bool:
+    """tests/..., test/..., test_*.py, *_test.py, conftest.py: a project's tests, not the code its users run."""
+    *folders, name = os.path.normpath(path).replace("\\", "/").split("/")
+    return (
+        bool({"tests", "test"} & set(folders))
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or (name == "conftest.py")
+    )
+
+
 def _is_cuda_call(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda"
 
@@ -262,18 +273,19 @@ def _is_cuda_call(node) -> bool:
 class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
+        self.nodes = nodes = list(ast.walk(tree))  # walked once, read by every check below
         self.found: list[tuple] = []  # line, col, rule, extra message, severity (None: the rule's)
         # def f(device=torch.device("cuda")): a default that callers can (and usually do) override
         self.defaults = {
             id(sub)
-            for fn in ast.walk(tree)
+            for fn in nodes
             if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
             for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
             for sub in ast.walk(d)
         }
         flags = {
             _dotted(t)
-            for n in ast.walk(tree)
+            for n in nodes
             if isinstance(n, ast.Assign) and GUARD.search(ast.unparse(n.value))
             for t in n.targets
             if isinstance(t, ast.Name | ast.Attribute)
@@ -281,10 +293,22 @@ class _PyScan:
         guard = re.compile(GUARD.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
         self.guards = [
             (n.lineno, n.end_lineno)
-            for n in ast.walk(tree)
+            for n in nodes
             if isinstance(n, ast.If | ast.IfExp | ast.While) and guard.search(ast.unparse(n.test))
         ]
-        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+        for d in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)):
+            # @unittest.skipIf(not torch.cuda.is_available(), ...), @pytest.mark.skipif(...): runs only with a GPU
+            if any(guard.search(ast.unparse(dec)) for dec in d.decorator_list):
+                self.guards.append((d.lineno, d.end_lineno))
+        for stmt in getattr(tree, "body", []):  # pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)
+            if isinstance(stmt, ast.Assign) and any(_dotted(t) == "pytestmark" for t in stmt.targets):
+                if guard.search(ast.unparse(stmt.value)):
+                    self.guards.append((1, len(source.splitlines()) + 1))
+        for block in (getattr(n, f, None) for n in nodes for f in ("body", "orelse", "finalbody")):
+            for stmt in block if isinstance(block, list) else ():  # assert torch.cuda.device_count() > rank, "..."
+                if isinstance(stmt, ast.Assert) and guard.search(ast.unparse(stmt.test)):  # guards the rest
+                    self.guards.append((stmt.end_lineno + 1, block[-1].end_lineno))
+        for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
             if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job
                 self.guards.append((fn.lineno, fn.end_lineno))
             for stmt in fn.body:  # `if not torch.cuda.is_available(): return` guards the rest of the function
@@ -297,7 +321,7 @@ class _PyScan:
                     self.guards.append((stmt.end_lineno + 1, fn.end_lineno))
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
-        for n in ast.walk(tree):
+        for n in nodes:
             if isinstance(n, ast.Import):
                 self.aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
                                      for a in n.names})  # fmt: skip
@@ -310,26 +334,26 @@ class _PyScan:
                                   for m in _modules(sub)}  # fmt: skip
             elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):  # so is a lazy import in a function body
                 self.optional |= {m.split(".")[0] for sub in ast.walk(n) for m in _modules(sub)}
-        self.triton = any(m.split(".")[0] == "triton" for n in ast.walk(tree) for m in _modules(n))
+        self.triton = any(m.split(".")[0] == "triton" for n in nodes for m in _modules(n))
         # A module that times the GPU (torch.cuda.synchronize(), torch.cuda.Event) and tests for a GPU nowhere is GPU
         # code by design, a kernel benchmark or autotuner: its .cuda() calls are that design, not an oversight.
-        timers = sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+        timers = sorted(n.lineno for n in nodes if isinstance(n, ast.Call)
                         and _dotted(n.func).endswith(("cuda.synchronize", "cuda.Event")))  # fmt: skip
         self.gpu_timer = timers[0] if timers and not GUARD.search(source) else 0
-        # x = t.cuda(); dist.all_reduce(x): NCCL (RCCL on ROCm) collectives need GPU tensors, so the .cuda() is right
-        # under the nccl backend and fails only in a CPU-only run (gloo): a warning, not an error.
-        self.collective: dict[int, str] = {}  # id of a .cuda() call -> the collective its result feeds
-        feeds = ".cuda(" in source and _COLLECTIVE_WORD.search(source)  # most modules: skip the walk
-        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if feeds else ():
-            fed = {}  # a name passed to a collective -> that collective
+        # x = t.cuda(); dist.all_reduce(x): NCCL (RCCL on ROCm) collectives need GPU tensors, so the .cuda() (or
+        # device="cuda") is right under the nccl backend and fails only in a CPU-only run (gloo): a warning.
+        self.collective: dict[int, str] = {}  # id of a node in what a collective receives -> that collective
+        feeds = "cuda" in source and _COLLECTIVE_WORD.search(source)  # most modules: skip the walk
+        for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if feeds else ():
+            fed = {}  # a name (x, self.buf, weight.data) passed to a collective -> that collective
             for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))):
                 last, args = _dotted(c.func).split(".")[-1], [*c.args, *(k.value for k in c.keywords)]
-                fed.update({a.id: last for a in args if isinstance(a, ast.Name)})
-                self.collective.update({id(s): last for a in args for s in ast.walk(a) if _is_cuda_call(s)})
+                fed.update({ast.unparse(a): last for a in args if isinstance(a, ast.Name | ast.Attribute)})
+                self.collective.update({id(s): last for a in args for s in ast.walk(a)})
             for a in (n for n in ast.walk(fn) if isinstance(n, ast.Assign)):
-                last = next((fed[t.id] for t in a.targets if isinstance(t, ast.Name) and t.id in fed), None)
+                last = next((fed[ast.unparse(t)] for t in a.targets if ast.unparse(t) in fed), None)
                 if last:
-                    self.collective.update({id(s): last for s in ast.walk(a.value) if _is_cuda_call(s)})
+                    self.collective.update({id(s): last for s in ast.walk(a.value)})
 
     def expand(self, name: str) -> str:
         """A dotted name with its import alias resolved: xops.memory_efficient_attention -> xformers.ops.(same)."""
@@ -340,6 +364,11 @@ class _PyScan:
     def add(self, node, rule, extra="", severity=None):
         if rule == "PC101" and id(node) in self.defaults:
             extra, severity = ": a parameter's default: callers that leave it out fail on CPU-only machines", "warning"
+        if rule == "PC101" and severity in (None, "error") and id(node) in self.collective:
+            extra += (f" (feeds {self.collective[id(node)]}: right under the nccl backend, RCCL on ROCm, whose "
+                      "collectives need GPU tensors, but a CPU-only run (gloo) fails here; pick the device from "
+                      "dist.get_backend() to run on both)")  # fmt: skip
+            severity = "warning"
         if rule == "PC101" and self.gpu_timer:
             extra += f" (GPU-only by design: the module times the GPU at line {self.gpu_timer}, never tests for one)"
             severity = "info"
@@ -350,7 +379,7 @@ class _PyScan:
 
     def run(self):
         scalers, bf16_autocast = [], False
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Call):
                 name = _dotted(node.func)
                 self.call(node, name)
@@ -392,7 +421,7 @@ class _PyScan:
             for s in scalers:
                 self.add(s, "PC103")
         if "CUDA_VISIBLE_DEVICES" in self.source and "HIP_VISIBLE_DEVICES" not in self.source:
-            for n in ast.walk(self.tree):
+            for n in self.nodes:
                 if isinstance(n, ast.Constant) and n.value == "CUDA_VISIBLE_DEVICES":
                     self.add(n, "PC111")
                     break
@@ -406,11 +435,6 @@ class _PyScan:
                 other = ast.unparse(node.args[0])[:40]
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} follows {other}, which must be on a GPU; "
                          f".to({other}) works wherever it is", "warning")  # fmt: skip
-            elif id(node) in self.collective:
-                fed = self.collective[id(node)]
-                self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} feeds {fed}: right under the nccl backend "
-                         "(RCCL on ROCm), whose collectives need GPU tensors, but a CPU-only run (gloo) fails here; "
-                         "pick the device from dist.get_backend() to run on both", "warning")  # fmt: skip
             else:
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
         elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
@@ -459,11 +483,11 @@ class _PyScan:
     def _parsed(self, target) -> bool:
         """torch.version.cuda parsed (parse(...), int(...)) or split, outside a branch that tests the build."""
         build_test = re.compile(r"version\.|hip|rocm|CUDA_HOME", re.I)
-        for n in ast.walk(self.tree):
+        for n in self.nodes:
             if isinstance(n, ast.If | ast.IfExp) and build_test.search(ast.unparse(n.test)):
                 if any(c is target for c in ast.walk(n)):
                     return False
-        for n in ast.walk(self.tree):
+        for n in self.nodes:
             if isinstance(n, ast.Call) and (
                 (any(a is target for a in n.args) and _dotted(n.func).rpartition(".")[2] in VERSION_PARSERS)
                 or (isinstance(n.func, ast.Attribute) and n.func.value is target)
@@ -472,7 +496,7 @@ class _PyScan:
         return False
 
     def _in_test(self, target) -> bool:
-        for n in ast.walk(self.tree):
+        for n in self.nodes:
             if isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert)):
                 if any(c is target for c in ast.walk(n.test)):
                     return True
@@ -673,9 +697,15 @@ def _kind(path: str) -> str | None:
 def iter_files(paths, exclude=()):
     """Files to scan under ``paths``: skips VCS, virtualenv, build and cache folders; never follows
     directory symlinks (no loops)."""
+    return (full for full, _ in _walk(paths, exclude))
+
+
+def _walk(paths, exclude=()):
+    """(file, where it is for _is_test_path: the scanned folder's name + the file's path inside it; a file given by
+    a relative path, as pre-commit and --changed give them, as given; one given by an absolute path, its name)."""
     for p in paths:
         if os.path.isfile(p):
-            yield p
+            yield p, os.path.basename(p) if os.path.isabs(p) else p
             continue
         for root, dirs, files in os.walk(p, followlinks=False):
             dirs[:] = sorted(
@@ -687,7 +717,7 @@ def iter_files(paths, exclude=()):
                 full = os.path.join(root, name)
                 rel = os.path.relpath(full, p)
                 if _kind(full) and not any(fnmatch.fnmatch(rel, pat) for pat in exclude):
-                    yield full
+                    yield full, os.path.join(os.path.basename(os.path.abspath(p)), rel)
 
 
 def scan_source(path: str, data: bytes) -> list[Finding]:
@@ -710,11 +740,23 @@ def _downgrade_cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
     return replace(f, severity="info", message=f.message + note)
 
 
+def _downgrade_test(f: Finding, rel: str) -> Finding:
+    """PC101 in a project's tests is a warning: such a test fails a CPU-only test run, not a user's program, and the
+    fix is a skip marker, not a device fallback."""
+    if f.rule != "PC101" or f.severity != "error" or not _is_test_path(rel):
+        return f
+    note = " (a test: skip it where no GPU is, @pytest.mark.skipif(not torch.cuda.is_available(), reason=...))"
+    return replace(f, severity="warning", message=f.message + note)
+
+
 def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] | None = None) -> dict:
     """Scan files and folders (and ``stdin``: a (name, contents) pair); returns the JSON-schema dict."""
     findings, errors, n_files, n_lines = [], [], 0, 0
-    sources = []
-    for path in iter_files(paths, exclude):
+    sources, rel_of = [], {}  # rel_of: a file's path inside the scanned folder (tests/...?)
+    if stdin:
+        rel_of[stdin[0]] = stdin[0]
+    for path, rel in _walk(paths, exclude):
+        rel_of[path] = rel
         try:
             if os.path.islink(path) and not os.path.exists(path):
                 raise OSError("broken symbolic link")
@@ -728,7 +770,7 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
             continue  # binary
         n_files += 1
         n_lines += data.count(b"\n")
-        findings += scan_source(path, data)
+        findings += [_downgrade_test(f, rel_of[path]) for f in scan_source(path, data)]
         if os.path.basename(path) == "setup.py":
             try:
                 folders = cuda_only_folders(path, ast.parse(data))

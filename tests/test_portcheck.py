@@ -275,12 +275,18 @@ def test_a_cuda_call_that_feeds_a_collective_is_a_warning_not_an_error(tmp_path)
         "def gather_all(out, t):\n"
         "    dist.all_gather(out, tensor=t.cuda())\n"  # line 17: the input is not the first argument
         "\n\n"
+        "def warm_up(group, weight):\n"
+        "    probe = torch.zeros(1, device='cuda')\n"  # line 21: a device= keyword
+        "    dist.all_reduce(probe, group=group)\n"
+        "    weight.data = weight.data.cuda()\n"  # line 23: an attribute, not a name
+        "    dist.all_reduce(weight.data, group=group)\n"
+        "\n\n"
         "def pick(t, idx):\n"
-        "    picked = t.cuda()\n"  # line 21
+        "    picked = t.cuda()\n"  # line 28
         "    return torch.gather(picked, 1, idx)\n"
     )
     found = {(f["line"], f["severity"]) for f in scan([str(src)])["findings"] if f["rule"] == "PC101"}
-    assert found == {(7, "warning"), (13, "warning"), (17, "warning"), (21, "error")}
+    assert found == {(7, "warning"), (13, "warning"), (17, "warning"), (21, "warning"), (23, "warning"), (28, "error")}
     (first,) = [f for f in scan([str(src)])["findings"] if f["line"] == 7]
     assert "feeds all_reduce" in first["message"] and "dist.get_backend()" in first["message"]
 
@@ -306,3 +312,32 @@ def test_a_module_that_times_the_gpu_and_never_tests_for_one_is_gpu_only_by_desi
     bench.write_text(bench.read_text() + "\n\nUSE_GPU = torch.cuda.is_available()\n")
     (f,) = scan([str(bench)])["findings"]
     assert (f["line"], f["rule"], f["severity"]) == (6, "PC101", "error")
+
+
+def test_a_gpu_test_suite_is_guarded_by_its_skip_markers_and_otherwise_warned_not_failed(tmp_path, monkeypatch):
+    """detectron2- and Megatron-style test suites: a module-wide pytestmark skip guards every line; a test folder's
+    unguarded GPU test is a warning (it fails a CPU-only test run; the fix is a skip marker), while the same line in
+    a module users run stays an error, and so does a test file scanned as a plain file outside a test folder."""
+    marked = tmp_path / "proj" / "tests" / "test_marked.py"
+    marked.parent.mkdir(parents=True)
+    marked.write_text("import pytest\nimport torch\n\n"
+                      "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='GPU')\n\n\n"
+                      "def test_sum():\n    assert torch.ones(2).cuda().sum() == 2\n")  # fmt: skip
+    unmarked = marked.with_name("helpers_gpu.py")
+    unmarked.write_text("import torch\n\n\ndef make():\n    return torch.zeros(2).cuda()\n")  # line 5
+    shipped = tmp_path / "proj" / "lib" / "helpers_gpu.py"
+    shipped.parent.mkdir()
+    shipped.write_text(unmarked.read_text())
+    found = {(os.path.relpath(f["path"], tmp_path / "proj"), f["line"], f["severity"])
+             for f in scan([str(tmp_path / "proj")])["findings"]}  # fmt: skip
+    assert found == {
+        (os.path.join("tests", "helpers_gpu.py"), 5, "warning"),
+        (os.path.join("lib", "helpers_gpu.py"), 5, "error"),
+    }
+    (f,) = scan([str(unmarked)])["findings"]  # a file given by an absolute path: only its own name can say "test"
+    assert f["severity"] == "error"
+    monkeypatch.chdir(tmp_path / "proj")  # a relative path, as pre-commit and --changed give them, says it all
+    (f,) = scan([os.path.join("tests", "helpers_gpu.py")])["findings"]
+    assert f["severity"] == "warning"
+    (f,) = scan([str(tmp_path / "proj" / "tests")])["findings"]
+    assert f["severity"] == "warning" and "pytest.mark.skipif" in f["message"]

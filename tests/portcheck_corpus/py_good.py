@@ -1,5 +1,6 @@
 # The same script, ported: no finding.
 import os
+import unittest
 
 import torch
 import torch.distributed as dist
@@ -71,3 +72,21 @@ else:  # ... or CUDA build
     built_with = parse(torch.version.cuda)
 print("built with CUDA {}".format(torch.version.cuda))  # None on ROCm: printed, not parsed
 lora_b = torch.zeros(4, 4).to(weight.device)  # follows the weight, on any device
+
+
+gpu_test = unittest.skipUnless(torch.cuda.is_available(), "needs a GPU")
+
+
+class GpuKernels(unittest.TestCase):
+    @unittest.skipIf(not torch.cuda.is_available(), "needs a GPU")
+    def test_on_gpu(self):
+        self.assertEqual(torch.ones(2).cuda().sum().item(), 2)
+
+    @gpu_test
+    def test_through_a_named_marker(self):
+        self.assertTrue(torch.zeros(1, device="cuda").is_cuda)
+
+
+def spawn_worker(rank):
+    assert torch.cuda.device_count() > rank, "one GPU per worker"
+    return torch.device("cuda", rank)
