@@ -650,15 +650,37 @@ def _cuda_arch_only(lines: list[str]) -> set[int]:
     return {n for a, b in spans for n in range(a, b)}
 
 
+def _wave32_only(lines: list[str]) -> set[int]:
+    """Line numbers of preprocessor branches compiled only for RDNA GPUs (`#elif defined(__gfx1100__)`): gfx10, gfx11
+    and gfx12 run 32-wide wavefronts, so a warp size of 32 is right there (and wrong for CDNA's gfx9)."""
+    stack, out = [], set()  # stack: per open #if, [first line of the current branch, is it RDNA-only?]
+
+    def rdna(d: str) -> bool:
+        return bool(re.search(r"__gfx1[0-2]\w*__", d)) and not re.search(r"__gfx[6-9]\w*__", d)
+
+    for i, raw in enumerate(lines, 1):
+        d = raw.strip()
+        if re.match(r"#\s*if", d):
+            stack.append([i, rdna(d)])
+        elif re.match(r"#\s*(else|elif|endif)", d) and stack:
+            start, only = stack.pop()
+            out |= set(range(start, i)) if only else set()
+            if not re.match(r"#\s*endif", d):
+                stack.append([i, rdna(d) if re.match(r"#\s*elif", d) else False])
+    return out
+
+
 def scan_cpp(path: str, source: str) -> list[Finding]:
     lines, out = source.splitlines(), []
-    compiled_out = _cuda_arch_only(lines)
+    compiled_out, wave32 = _cuda_arch_only(lines), _wave32_only(lines)
     for i, raw in enumerate(lines, 1):
         code = raw.split("//", 1)[0]
         for rule, rx in (("PC201", WARP32), ("PC202", MASK32), ("PC203", PTX)):
             m = rx.search(code)
             if m and rule == "PC203" and i in compiled_out:
                 continue  # inline PTX with a fallback for everything that is not NVIDIA device code
+            if m and rule == "PC201" and i in wave32:
+                continue  # a warp of 32 in code built only for RDNA (wave32) GPUs
             if m:
                 out.append(_finding(path, lines, i, m.start() + 1, rule))
         if "#include" in code or "::" in code:

@@ -37,3 +37,8 @@ __device__ float rcp_no_fallback(float x) {
 #endif
   return r;
 }
+
+// The same choice with CDNA (wave64) in the 32 branch is still wrong there.
+#if defined(__gfx1030__) || defined(__gfx90a__)
+#define WARP_LANES 32  // expect: PC201
+#endif

@@ -54,3 +54,12 @@ __device__ float rcp_host_branch(float x) {
 #endif
   return r;
 }
+
+// A warp width chosen per GPU family at compile time: 32 is right on RDNA (gfx10-12 run wave32).
+#if defined(__gfx90a__) || defined(__gfx942__)
+#define WARP_LANES 64
+#elif defined(__gfx1100__) || defined(__gfx1201__)
+#define WARP_LANES 32
+#else
+#define WARP_LANES 64
+#endif
