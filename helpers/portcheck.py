@@ -255,6 +255,9 @@ def _collective(name: str) -> bool:
     return last in _COLLECTIVES or (last in _DIST_ONLY and any("dist" in m for m in module))
 
 
+KERNEL_LANGUAGES = {"triton", "tilelang", "cutlass"}  # Python packages that write GPU kernels
+
+
 def _is_test_path(path: str) -> bool:
     """tests/..., test/..., test_*.py, *_test.py, conftest.py: a project's tests, not the code its users run."""
     *folders, name = os.path.normpath(path).replace("\\", "/").split("/")
@@ -339,7 +342,12 @@ class _PyScan:
         # code by design, a kernel benchmark or autotuner: its .cuda() calls are that design, not an oversight.
         timers = sorted(n.lineno for n in nodes if isinstance(n, ast.Call)
                         and _dotted(n.func).endswith(("cuda.synchronize", "cuda.Event")))  # fmt: skip
-        self.gpu_timer = timers[0] if timers and not GUARD.search(source) else 0
+        # So is a module of GPU kernels written in a kernel language (Triton, TileLang, CUTLASS's CuTe DSL): its
+        # kernels run on nothing else, so the tensors around them are on the GPU by design.
+        kernels = sorted(n.lineno for n in nodes for m in _modules(n) if m.split(".")[0] in KERNEL_LANGUAGES)
+        why = (f"times the GPU at line {timers[0]}" if timers
+               else f"imports a GPU kernel language at line {kernels[0]}" if kernels else "")  # fmt: skip
+        self.gpu_only = why if why and not GUARD.search(source) else ""
         # x = t.cuda(); dist.all_reduce(x): NCCL (RCCL on ROCm) collectives need GPU tensors, so the .cuda() (or
         # device="cuda") is right under the nccl backend and fails only in a CPU-only run (gloo): a warning.
         self.collective: dict[int, str] = {}  # id of a node in what a collective receives -> that collective
@@ -369,8 +377,8 @@ class _PyScan:
                       "collectives need GPU tensors, but a CPU-only run (gloo) fails here; pick the device from "
                       "dist.get_backend() to run on both)")  # fmt: skip
             severity = "warning"
-        if rule == "PC101" and self.gpu_timer:
-            extra += f" (GPU-only by design: the module times the GPU at line {self.gpu_timer}, never tests for one)"
+        if rule == "PC101" and self.gpu_only:
+            extra += f" (GPU-only by design: the module {self.gpu_only}, never tests for a GPU)"
             severity = "info"
         self.found.append((node.lineno, node.col_offset + 1, rule, extra, severity))
 

@@ -308,7 +308,7 @@ def test_a_module_that_times_the_gpu_and_never_tests_for_one_is_gpu_only_by_desi
     )
     (f,) = scan([str(bench)])["findings"]
     assert (f["line"], f["rule"], f["severity"]) == (6, "PC101", "info")
-    assert "times the GPU at line 7, never tests for one" in f["message"]
+    assert "the module times the GPU at line 7, never tests for a GPU" in f["message"]
     bench.write_text(bench.read_text() + "\n\nUSE_GPU = torch.cuda.is_available()\n")
     (f,) = scan([str(bench)])["findings"]
     assert (f["line"], f["rule"], f["severity"]) == (6, "PC101", "error")
@@ -341,3 +341,20 @@ def test_a_gpu_test_suite_is_guarded_by_its_skip_markers_and_otherwise_warned_no
     assert f["severity"] == "warning"
     (f,) = scan([str(tmp_path / "proj" / "tests")])["findings"]
     assert f["severity"] == "warning" and "pytest.mark.skipif" in f["message"]
+
+
+def test_a_module_of_gpu_kernels_is_gpu_only_by_design(tmp_path):
+    """mamba's Triton and TileLang kernel modules allocate their outputs with device="cuda": their kernels run on
+    nothing else. Such a module that tests for a GPU nowhere reports PC101 as info; one that does, as an error."""
+    ops = tmp_path / "scan_ops.py"
+    ops.write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "def scan(x):\n"
+        "    out = torch.empty(x.shape, device='cuda')\n"  # line 7
+        "    return out\n"
+    )
+    (f,) = scan([str(ops)])["findings"]
+    assert (f["line"], f["severity"]) == (7, "info") and "imports a GPU kernel language at line 2" in f["message"]
+    ops.write_text(ops.read_text() + "\n\nON_GPU = torch.cuda.is_available()\n")
+    (f,) = scan([str(ops)])["findings"]
+    assert (f["line"], f["severity"]) == (7, "error")
