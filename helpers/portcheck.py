@@ -76,8 +76,10 @@ RULES = {
              "(lesson 08)"),
         Rule("PC303", "error", "NVIDIA apex: CUDA extensions (and apex.amp, removed from apex in 2025)",
              "torch.amp, torch.optim.AdamW(fused=True), nn.LayerNorm / nn.RMSNorm, torch DDP (lesson 08)"),
-        Rule("PC304", "error", "bitsandbytes needs a build for this GPU (ROCm is a separate build)",
-             "torch.optim.AdamW (4x the optimizer-state memory), or a ROCm build of bitsandbytes (lesson 08)"),
+        Rule("PC304", "warning", "bitsandbytes runs on ROCm from 0.49 on (PyPI wheels for CDNA gfx90a/gfx942/gfx950 "
+             "and RDNA 3/4): older releases and other GPUs need their own build",
+             "bitsandbytes>=0.49 and `python -m bitsandbytes` on the GPU, or torch.optim.AdamW (4x the optimizer-state "
+             "memory) (lesson 08)"),
         Rule("PC305", "error", "NVIDIA-only code in a Triton kernel",
              "plain tl operations; triton.language.extra.libdevice picks the CUDA or HIP library (lesson 08)"),
         Rule("PC306", "warning", "warp size 32 hard-coded next to Triton code: CDNA wavefronts have 64 lanes",
@@ -121,11 +123,11 @@ DEPENDENCIES = {
         "DistributedDataParallel": "torch.nn.parallel.DistributedDataParallel",
     }),
     "bitsandbytes": ("PC304", {
-        "Adam8bit": "torch.optim.AdamW, or the ROCm build of bitsandbytes to keep 8-bit states",
-        "AdamW8bit": "torch.optim.AdamW, or the ROCm build of bitsandbytes to keep 8-bit states",
-        "PagedAdamW8bit": "torch.optim.AdamW, or the ROCm build of bitsandbytes to keep 8-bit states",
-        "Linear8bitLt": "the ROCm build of bitsandbytes, or nn.Linear in bf16",
-        "Linear4bit": "the ROCm build of bitsandbytes, or nn.Linear in bf16",
+        "Adam8bit": "torch.optim.AdamW, or bitsandbytes>=0.49 (ROCm wheels) to keep 8-bit states",
+        "AdamW8bit": "torch.optim.AdamW, or bitsandbytes>=0.49 (ROCm wheels) to keep 8-bit states",
+        "PagedAdamW8bit": "torch.optim.AdamW, or bitsandbytes>=0.49 (ROCm wheels) to keep 8-bit states",
+        "Linear8bitLt": "bitsandbytes>=0.49 (ROCm wheels), or nn.Linear in bf16",
+        "Linear4bit": "bitsandbytes>=0.49 (ROCm wheels), or nn.Linear in bf16",
     }),
 }  # fmt: skip
 # Tuning variables that NVIDIA's stack reads and ROCm's ignores: name -> (ROCm counterpart, names that show it is set).
