@@ -242,22 +242,52 @@ def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     return handler.type is None or bool(names & {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
-# torch.distributed's tensor collectives; the short names also name torch.gather and friends, so those count only
-# when called through a distributed module (dist.broadcast, torch.distributed.reduce, distributed_utils.gather).
+# torch.distributed's tensor collectives; the short names also name torch.gather and tensor methods (dists.gather), so
+# those count only when called through a distributed module (dist.broadcast, torch.distributed.reduce,
+# distributed_utils.gather).
 _COLLECTIVES = {"all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
                 "all_to_all", "all_to_all_single"}  # fmt: skip
 _DIST_ONLY = {"broadcast", "reduce", "gather", "scatter", "send", "recv", "isend", "irecv"}
 
 
-_COLLECTIVE_WORD = re.compile(r"\b(?:{})\(".format("|".join(sorted(_COLLECTIVES | _DIST_ONLY))))
+_COLLECTIVE_WORD = re.compile(r"\b(?:{})\s*\(".format("|".join(sorted(_COLLECTIVES | _DIST_ONLY))))
 
 
 def _collective(name: str) -> bool:
     *module, last = name.split(".")
-    return last in _COLLECTIVES or (last in _DIST_ONLY and any("dist" in m for m in module))
+    return last in _COLLECTIVES or (last in _DIST_ONLY and any(m == "dist" or "distributed" in m for m in module))
 
 
-KERNEL_LANGUAGES = {"triton", "tilelang", "cutlass"}  # Python packages that write GPU kernels
+KERNEL_LANGUAGES = {"triton", "tilelang"}  # Python packages that write GPU kernels (for NVIDIA and AMD GPUs)
+# A test of the machine (not of a tensor): does it have a GPU, how many
+MACHINE = re.compile(r"is_available|cuda_available|device_count")
+
+
+def _gpu_skip(node, machine: re.Pattern) -> bool:
+    """A marker that skips a test where no GPU is: unittest.skipIf(not torch.cuda.is_available(), ...),
+    unittest.skipUnless(torch.cuda.is_available(), ...), pytest.mark.skipif(...), a list of them, or a marker named
+    for a GPU (pytest.mark.requires_cuda, transformers' require_torch_gpu). ``machine`` matches a machine check."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return any(_gpu_skip(e, machine) for e in node.elts)
+    name = _dotted(node.func if isinstance(node, ast.Call) else node).split(".")[-1].lower()
+    if re.fullmatch(r"requires?_(torch_)?(cuda|gpu|multi_gpu|accelerator)\w*", name):
+        return True
+    conds = [*(node.args[:1] if isinstance(node, ast.Call) else []),
+             *(k.value for k in getattr(node, "keywords", []) if k.arg == "condition")]  # fmt: skip
+    if name not in ("skipif", "skipunless") or not conds or not machine.search(cond := ast.unparse(conds[0])):
+        return False
+    negated = cond.startswith("not ") or bool(re.search(r"device_count\(\)\s*(==\s*0|<)", cond))
+    return negated if name == "skipif" else not negated
+
+
+def _where(path: str, root: str | None = None) -> str:
+    """A file's place in its project, for _is_test_path: its path from the current folder when it is inside it (a
+    project scanned from its root, as CI, pre-commit and --changed do), else its path inside the scanned folder
+    ``root``, else its name. The folders above the project (a CI workspace named test) never count."""
+    full, here = os.path.abspath(path), os.getcwd()
+    if full.startswith(os.path.join(here, "")):
+        return os.path.relpath(full, here)
+    return os.path.relpath(path, root) if root is not None else os.path.basename(path)
 
 
 def _is_test_path(path: str) -> bool:
@@ -301,17 +331,24 @@ class _PyScan:
             for n in nodes
             if isinstance(n, ast.If | ast.IfExp | ast.While) and guard.search(ast.unparse(n.test))
         ]
+        # Tests that run only where a GPU is: a skip marker on a test function, or on a class (its methods), or a
+        # module's pytestmark (its functions). What runs at import or collection (module and class bodies, default
+        # values) runs on a CPU-only machine too, so it stays unguarded.
+        machine = re.compile(MACHINE.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
+        markers = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and _gpu_skip(n.value, machine)
+                   for t in n.targets}  # fmt: skip  # gpu_test = unittest.skipUnless(torch.cuda.is_available(), ...)
+        functions = [n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         for d in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)):
-            # @unittest.skipIf(not torch.cuda.is_available(), ...), @pytest.mark.skipif(...): runs only with a GPU
-            if any(guard.search(ast.unparse(dec)) for dec in d.decorator_list):
-                self.guards.append((d.lineno, d.end_lineno))
+            if any(_gpu_skip(dec, machine) or _dotted(dec) in markers for dec in d.decorator_list):
+                fns = [d] if not isinstance(d, ast.ClassDef) else [f for f in d.body if f in functions]
+                self.guards += [(f.body[0].lineno, f.end_lineno) for f in fns]
         for stmt in getattr(tree, "body", []):  # pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)
             if isinstance(stmt, ast.Assign) and any(_dotted(t) == "pytestmark" for t in stmt.targets):
-                if guard.search(ast.unparse(stmt.value)):
-                    self.guards.append((1, len(source.splitlines()) + 1))
+                if _gpu_skip(stmt.value, machine):
+                    self.guards += [(f.body[0].lineno, f.end_lineno) for f in functions]
         for block in (getattr(n, f, None) for n in nodes for f in ("body", "orelse", "finalbody")):
             for stmt in block if isinstance(block, list) else ():  # assert torch.cuda.device_count() > rank, "..."
-                if isinstance(stmt, ast.Assert) and guard.search(ast.unparse(stmt.test)):  # guards the rest
+                if isinstance(stmt, ast.Assert) and MACHINE.search(ast.unparse(stmt.test)):  # guards the rest
                     self.guards.append((stmt.end_lineno + 1, block[-1].end_lineno))
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
             if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job
@@ -344,9 +381,10 @@ class _PyScan:
         # code by design, a kernel benchmark or autotuner: its .cuda() calls are that design, not an oversight.
         timers = sorted(n.lineno for n in nodes if isinstance(n, ast.Call)
                         and _dotted(n.func).endswith(("cuda.synchronize", "cuda.Event")))  # fmt: skip
-        # So is a module of GPU kernels written in a kernel language (Triton, TileLang, CUTLASS's CuTe DSL): its
-        # kernels run on nothing else, so the tensors around them are on the GPU by design.
-        kernels = sorted(n.lineno for n in nodes for m in _modules(n) if m.split(".")[0] in KERNEL_LANGUAGES)
+        # So is a module of GPU kernels written in a kernel language (Triton, TileLang), imported unconditionally at
+        # its top: its kernels run on nothing else, so the tensors around them are on the GPU by design.
+        kernels = [n.lineno for n in getattr(tree, "body", []) if not getattr(n, "level", 0)  # top level, absolute
+                   for m in _modules(n) if m.split(".")[0] in KERNEL_LANGUAGES]  # fmt: skip
         why = (f"times the GPU at line {timers[0]}" if timers
                else f"imports a GPU kernel language at line {kernels[0]}" if kernels else "")  # fmt: skip
         self.gpu_only = why if why and not GUARD.search(source) else ""
@@ -661,22 +699,33 @@ def _cuda_arch_only(lines: list[str]) -> set[int]:
 
 
 def _wave32_only(lines: list[str]) -> set[int]:
-    """Line numbers of preprocessor branches compiled only for RDNA GPUs (`#elif defined(__gfx1100__)`): gfx10, gfx11
-    and gfx12 run 32-wide wavefronts, so a warp size of 32 is right there (and wrong for CDNA's gfx9)."""
-    stack, out = [], set()  # stack: per open #if, [first line of the current branch, is it RDNA-only?]
+    """Line numbers of preprocessor branches compiled only for RDNA GPUs (`#elif defined(__gfx1100__) ||
+    defined(__gfx1101__)`): gfx10, gfx11 and gfx12 run 32-wide wavefronts, so a warp size of 32 is right there. A branch
+    whose condition is negated or names anything else (a gfx9 target, __HIP_PLATFORM_AMD__) is not one."""
+    stack, out, i = [], set(), 0  # stack: per open #if, [first line of the current branch, is it RDNA-only?]
 
     def rdna(d: str) -> bool:
-        return bool(re.search(r"__gfx1[0-2]\w*__", d)) and not re.search(r"__gfx[6-9]\w*__", d)
+        cond = re.sub(r"/\*.*?\*/|//.*", "", d)  # comments are not the condition
+        names = [
+            w for w in re.findall(r"[A-Za-z_]\w*", cond.split(None, 1)[1] if " " in cond else "") if w != "defined"
+        ]
+        return bool(names) and "!" not in cond and all(re.fullmatch(r"__gfx1[0-2]\w*__", w) for w in names)
 
-    for i, raw in enumerate(lines, 1):
-        d = raw.strip()
-        if re.match(r"#\s*if", d):
-            stack.append([i, rdna(d)])
-        elif re.match(r"#\s*(else|elif|endif)", d) and stack:
+    while i < len(lines):
+        first, d = i + 1, lines[i].strip()
+        while d.endswith("\\") and i + 1 < len(lines):  # a directive continued on the next line
+            i += 1
+            d = d[:-1] + " " + lines[i].strip()
+        i += 1
+        kind = re.match(r"#\s*(ifndef|ifdef|if|elifndef|elifdef|elif|else|endif)\b", d)
+        kind = kind.group(1) if kind else None
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append([first, kind != "ifndef" and rdna(d)])
+        elif kind and stack:
             start, only = stack.pop()
-            out |= set(range(start, i)) if only else set()
-            if not re.match(r"#\s*endif", d):
-                stack.append([i, rdna(d) if re.match(r"#\s*elif", d) else False])
+            out |= set(range(start, first)) if only else set()
+            if kind != "endif":
+                stack.append([first, kind in ("elif", "elifdef") and rdna(d)])
     return out
 
 
@@ -733,11 +782,10 @@ def iter_files(paths, exclude=()):
 
 
 def _walk(paths, exclude=()):
-    """(file, where it is for _is_test_path: the scanned folder's name + the file's path inside it; a file given by
-    a relative path, as pre-commit and --changed give them, as given; one given by an absolute path, its name)."""
+    """(file, where it is for _is_test_path) for every file to scan."""
     for p in paths:
         if os.path.isfile(p):
-            yield p, os.path.basename(p) if os.path.isabs(p) else p
+            yield p, _where(p)
             continue
         for root, dirs, files in os.walk(p, followlinks=False):
             dirs[:] = sorted(
@@ -749,7 +797,7 @@ def _walk(paths, exclude=()):
                 full = os.path.join(root, name)
                 rel = os.path.relpath(full, p)
                 if _kind(full) and not any(fnmatch.fnmatch(rel, pat) for pat in exclude):
-                    yield full, os.path.join(os.path.basename(os.path.abspath(p)), rel)
+                    yield full, _where(full, p)
 
 
 def scan_source(path: str, data: bytes) -> list[Finding]:
@@ -786,7 +834,7 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
     findings, errors, n_files, n_lines = [], [], 0, 0
     sources, rel_of = [], {}  # rel_of: a file's path inside the scanned folder (tests/...?)
     if stdin:
-        rel_of[stdin[0]] = stdin[0]
+        rel_of[stdin[0]] = _where(stdin[0])
     for path, rel in _walk(paths, exclude):
         rel_of[path] = rel
         try:

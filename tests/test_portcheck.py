@@ -128,7 +128,8 @@ def test_suppression_comments():
     assert [(f.line, f.rule) for f in scan_python("s.py", src)] == [(3, "PC104")]
 
 
-def test_select_ignore_and_exit_codes(capsys):
+def test_select_ignore_and_exit_codes(capsys, monkeypatch):
+    monkeypatch.chdir(CORPUS)  # from the repository's root, the corpus is in a test folder: its PC101s are warnings
     bad = str(CORPUS / "py_bad.py")
     assert main([bad]) == 1
     out = capsys.readouterr().out
@@ -358,3 +359,74 @@ def test_a_module_of_gpu_kernels_is_gpu_only_by_design(tmp_path):
     ops.write_text(ops.read_text() + "\n\nON_GPU = torch.cuda.is_available()\n")
     (f,) = scan([str(ops)])["findings"]
     assert (f["line"], f["severity"]) == (7, "error")
+
+
+def test_only_skip_markers_and_machine_checks_guard_and_only_what_they_skip(tmp_path):
+    """What a review found guarding too much: a pytestmark or class marker does not guard code that runs at import
+    (a module or class body); an unrelated decorator, an assert on a tensor's device and a skipIf that skips WITH a GPU
+    guard nothing; a tensor method on a variable named dists is no collective; an optional Triton import does not make
+    a module GPU-only."""
+    src = tmp_path / "mod.py"
+    src.write_text(
+        "import pytest\nimport torch\nimport unittest\n\n"
+        "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+        "pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason='GPU')\n"
+        "W = torch.randn(4, 4).cuda()\n"  # 7: runs at collection
+        "\n\n"
+        "@unittest.skipUnless(torch.cuda.is_available(), 'GPU')\n"
+        "class T(unittest.TestCase):\n"
+        "    buf = torch.ones(2, device='cuda')\n"  # 12: a class body runs at import
+        "\n"
+        "    def test_a(self):\n"
+        "        return torch.ones(1).cuda()\n"  # 15: guarded
+    )
+    assert {(f["line"], f["severity"]) for f in scan([str(src)])["findings"]} == {(7, "error"), (12, "error")}
+    src.write_text(
+        "import torch\nimport torch.distributed as dist\nimport unittest\n\n"
+        "try:\n    import triton\nexcept ImportError:\n    triton = None\n"
+        "device = 'cuda' if torch.cuda.is_available() else 'cpu'\n\n\n"
+        "@unittest.skipIf(torch.cuda.is_available(), 'a CPU-only test')\n"
+        "def cpu_only():\n"
+        "    return torch.ones(1).cuda()\n"  # 14: skipped WITH a GPU: not guarded
+        "\n\n"
+        "def check(x, y):\n"
+        "    assert y.device == x.device\n"  # a tensor's device, not the machine
+        "    return x.cuda()\n"  # 19
+        "\n\n"
+        "def knn(dists, idx):\n"
+        "    return dists.gather(1, idx.cuda())\n"  # 23: a tensor method, no collective
+        "\n\n"
+        "def spawn(rank):\n"
+        "    assert torch.cuda.device_count() > rank\n"
+        "    return torch.device('cuda', rank)\n"  # 28: guarded by the machine check
+    )
+    assert {(f["line"], f["severity"]) for f in scan([str(src)])["findings"]} == {
+        (14, "error"),
+        (19, "error"),
+        (23, "error"),
+    }
+
+
+def test_a_warp_of_32_is_left_alone_only_in_branches_built_for_rdna_alone(tmp_path):
+    kernel = tmp_path / "k.cu"
+    kernel.write_text(
+        "#if !defined(__gfx1100__)\n#define WARP_A 32\n#endif\n"  # 2: negated: everything but gfx1100
+        "#if defined(__gfx1100__) || defined(__HIP_PLATFORM_AMD__)\n#define WARP_B 32\n#endif\n"  # 5: every AMD GPU
+        "#if defined(__gfx1100__) || \\\n    defined(__gfx90a__)\n#define WARP_C 32\n#endif\n"  # 9: continued: gfx9
+        "#if defined(USE_ROCM) // RDNA (__gfx1100__) runs wave32\n#define WARP_D 32\n#endif\n"  # 12: a comment
+        "#if defined(__gfx1100__) || \\\n    defined(__gfx1201__) /* RDNA */\n#define WARP_E 32\n"  # 16: RDNA only
+        "#elif defined(__gfx942__)\n#define WARP_F 32\n#endif\n"  # 18: CDNA
+    )
+    assert sorted(f["line"] for f in scan([str(kernel)])["findings"] if f["rule"] == "PC201") == [2, 5, 9, 12, 18]
+
+
+def test_the_folders_above_the_project_never_make_it_a_test(tmp_path, monkeypatch):
+    """A CI job named test checks out the project in workspace/test: scanned from there, its code stays code."""
+    project = tmp_path / "test"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "core.py").write_text("import torch\n\nx = torch.zeros(1).cuda()\n")
+    monkeypatch.chdir(project)
+    (f,) = scan(["."])["findings"]
+    assert f["severity"] == "error"
+    (f,) = scan([str(project / "pkg" / "core.py")])["findings"]  # --changed gives absolute paths
+    assert f["severity"] == "error"
