@@ -322,7 +322,7 @@ RULES = (
         "nvidia_only_check",
         (
             r"which is of cuda capability",
-            # TorchServe counted GPUs with nvidia-smi only until its ROCm support (pytorch/serve PR #3371, 2024)
+            # TorchServe counted GPUs with nvidia-smi only until its ROCm support (pytorch/serve PR #3371)
             r"org\.pytorch\.serve\.ModelServer[\s\S]{0,600}Number of GPUs: 0",
             r"(only|not) supported on SM\d+",
             r"Your setup doesn't support bf16",

@@ -301,10 +301,6 @@ def _is_test_path(path: str) -> bool:
     )
 
 
-def _is_cuda_call(node) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda"
-
-
 class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
@@ -776,13 +772,8 @@ def _kind(path: str) -> str | None:
 
 
 def iter_files(paths, exclude=()):
-    """Files to scan under ``paths``: skips VCS, virtualenv, build and cache folders; never follows
-    directory symlinks (no loops)."""
-    return (full for full, _ in _walk(paths, exclude))
-
-
-def _walk(paths, exclude=()):
-    """(file, where it is for _is_test_path) for every file to scan."""
+    """(file, where it is for _is_test_path) for every file to scan under ``paths``: skips VCS, virtualenv, build and
+    cache folders; never follows directory symlinks (no loops)."""
     for p in paths:
         if os.path.isfile(p):
             yield p, _where(p)
@@ -835,7 +826,7 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
     sources, rel_of = [], {}  # rel_of: a file's path inside the scanned folder (tests/...?)
     if stdin:
         rel_of[stdin[0]] = _where(stdin[0])
-    for path, rel in _walk(paths, exclude):
+    for path, rel in iter_files(paths, exclude):
         rel_of[path] = rel
         try:
             if os.path.islink(path) and not os.path.exists(path):
