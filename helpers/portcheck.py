@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -57,7 +58,7 @@ RULES = {
              "probe the dtype you need, or check torch.version.hip / gcnArchName"),
         Rule("PC108", "warning", "cudnn.benchmark = True: MIOpen searches exhaustively per input shape on ROCm",
              "leave it False (the default), or set MIOPEN_FIND_MODE=FAST and measure"),
-        Rule("PC109", "error", "there is no 'rccl' backend and HCCL is Huawei Ascend's library",
+        Rule("PC109", "error", "there is no 'rccl' backend, and HCCL is Huawei Ascend's library (and Intel Gaudi's)",
              "init_process_group(backend='nccl') (RCCL on ROCm); configure RCCL with NCCL_* variables"),
         Rule("PC110", "warning", "float8_e4m3fn/e5m2 are OCP fp8: MI300 (gfx942) implements the fnuz variants",
              "pick torch.float8_e4m3fnuz on gfx942 (check torch.version.hip and the arch)"),
@@ -186,6 +187,9 @@ SKIP_DIRS = {
 GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
 )
+# In an if-test, also the number of GPUs a user asked for (--num-gpus): 0 or 1 on a CPU-only machine, so
+# `torch.device("cuda", rank) if num_gpus > 1 else None` runs where there are GPUs
+GPU_COUNT = r"|\b(num|n)_?gpus\b"
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
@@ -259,6 +263,11 @@ def _collective(name: str) -> bool:
 
 
 KERNEL_LANGUAGES = {"triton", "tilelang"}  # Python packages that write GPU kernels (for NVIDIA and AMD GPUs)
+# Python packages that run on a GPU only: TensorRT, PyCUDA and MS-AMP on NVIDIA's; Transformer Engine on NVIDIA's and
+# AMD's (ROCm/TransformerEngine). A module that cannot import without one runs nowhere else.
+GPU_ONLY_PACKAGES = {"tensorrt", "pycuda", "msamp", "transformer_engine"}
+# A branch for another vendor's accelerator (Intel Gaudi's "hpu", Huawei Ascend's "npu", Intel's "xpu", ...)
+OTHER_VENDOR = re.compile(r"\b(hpu|npu|xpu|mlu|habana\w*|gaudi|ascend)\b", re.I)
 # A test of the machine (not of a tensor): does it have a GPU, how many
 MACHINE = re.compile(r"is_available|cuda_available|device_count")
 
@@ -278,6 +287,75 @@ def _gpu_skip(node, machine: re.Pattern) -> bool:
         return False
     negated = cond.startswith("not ") or bool(re.search(r"device_count\(\)\s*(==\s*0|<)", cond))
     return negated if name == "skipif" else not negated
+
+
+def _no_gpu(cond: str, guard: re.Pattern) -> bool:
+    """A test that is true where there is no GPU: not torch.cuda.is_available(), not use_cuda, device_count() < 2."""
+    m = guard.search(cond)
+    return bool(m) and bool(
+        re.search(r"\bnot\s+[\w.]*$", cond[: m.start()]) or re.match(r"(\(\))?\s*(==\s*0|<)", cond[m.end() :])
+    )
+
+
+def _gpu_actor(node) -> bool:
+    """@ray.remote(num_gpus=1): Ray starts the actor or task only on a worker that has a GPU for it."""
+    return isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "remote" and any(
+        k.arg == "num_gpus" and isinstance(k.value, ast.Constant) and type(k.value.value) in (int, float)
+        and k.value.value > 0 for k in node.keywords
+    )  # fmt: skip
+
+
+def _own_flags(tree, names=None) -> set[str]:
+    """The names a module defines at its top as a test for a GPU: FLAG = torch.cuda.is_available() and ..., or a
+    function that returns a machine check (def has_gpu(): return torch.cuda.device_count() > 0). ``names``: only
+    functions of these names are read (the ones a test uses)."""
+    out = set()
+    for n in getattr(tree, "body", []):
+        if isinstance(n, ast.Assign) and GUARD.search(ast.unparse(n.value)):
+            out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+        elif isinstance(n, ast.FunctionDef) and (names is None or n.name in names):
+            returns = [r.value for r in ast.walk(n) if isinstance(r, ast.Return) and r.value is not None]
+            out |= {n.name} if any(MACHINE.search(ast.unparse(r)) for r in returns) else set()
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(folder: str, module: str, level: int) -> str | None:
+    """The file of `from <module> import ...` written in a file of ``folder``: relative to it (level dots), or, for
+    an absolute import, under the nearest folder above it that holds the package (a project's root, its src/)."""
+    bases = [folder]
+    for _ in range(max(level - 1, 0)):
+        bases = [os.path.dirname(bases[0])]
+    while not level and len(bases) < 12 and os.path.dirname(bases[-1]) != bases[-1]:
+        bases.append(os.path.dirname(bases[-1]))
+    for base in bases:
+        stem = os.path.join(base, *module.split("."))
+        for file in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if os.path.isfile(file):
+                return file
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _module(file: str) -> tuple[frozenset[str], dict]:
+    """A module's flags, and what it imports at its top: local name -> (module, level, name)."""
+    try:
+        with open(file, "rb") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset(), {}
+    imports = {a.asname or a.name: (n.module, n.level, a.name) for n in tree.body
+               if isinstance(n, ast.ImportFrom) and n.module for a in n.names}  # fmt: skip
+    return frozenset(_own_flags(tree)), imports
+
+
+def _is_flag(folder: str, module: str, level: int, name: str, hops: int = 2) -> bool:
+    """Is ``name``, imported from ``module`` in a file of ``folder``, a flag there (or re-exported from one)?"""
+    file = _resolve(folder, module, level)
+    flags, imports = _module(file) if file else (frozenset(), {})
+    if name in flags:
+        return True
+    return hops > 0 and name in imports and _is_flag(os.path.dirname(file), *imports[name], hops - 1)
 
 
 def _where(path: str, root: str | None = None) -> str:
@@ -321,21 +399,39 @@ class _PyScan:
             for t in n.targets
             if isinstance(t, ast.Name | ast.Attribute)
         }  # use_cuda = args.cuda and torch.cuda.is_available(); self.cuda = torch.cuda.is_available()
-        guard = re.compile(GUARD.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
+        # and the functions and imported names that tests use, where they are GPU checks: def has_gpu(): ...,
+        # from torchtune.utils._import_guard import _SUPPORTS_FLEX_ATTENTION (set from torch.cuda.is_available())
+        tests = [n.test for n in nodes if isinstance(n, ast.If | ast.IfExp | ast.While | ast.Assert)]
+        tests += [d for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                  for d in n.decorator_list]  # fmt: skip
+        tests += [n.value for n in nodes if isinstance(n, ast.Assign)
+                  and (any(_dotted(t) == "pytestmark" for t in n.targets)
+                       or isinstance(n.value, ast.Call) and "skip" in _dotted(n.value.func).lower())]  # fmt: skip
+        used = {x.id for t in tests for x in ast.walk(t) if isinstance(x, ast.Name)}
+        folder = os.path.dirname(os.path.abspath(path))
+        flags |= _own_flags(tree, used) | {
+            a.asname or a.name
+            for n in nodes
+            if isinstance(n, ast.ImportFrom) and n.module
+            for a in n.names
+            if (a.asname or a.name) in used and _is_flag(folder, n.module, n.level, a.name)
+        }
+        guard = re.compile(GUARD.pattern + GPU_COUNT + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
         self.guards = [
             (n.lineno, n.end_lineno)
             for n in nodes
             if isinstance(n, ast.If | ast.IfExp | ast.While) and guard.search(ast.unparse(n.test))
         ]
         # Tests that run only where a GPU is: a skip marker on a test function, or on a class (its methods), or a
-        # module's pytestmark (its functions). What runs at import or collection (module and class bodies, default
-        # values) runs on a CPU-only machine too, so it stays unguarded.
+        # module's pytestmark (its functions); so do a Ray actor's methods, or a Ray task, that ask for a GPU. What
+        # runs at import or collection (module and class bodies, default values) runs on a CPU-only machine too, so it
+        # stays unguarded.
         machine = re.compile(MACHINE.pattern + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
         markers = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and _gpu_skip(n.value, machine)
                    for t in n.targets}  # fmt: skip  # gpu_test = unittest.skipUnless(torch.cuda.is_available(), ...)
         functions = [n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         for d in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)):
-            if any(_gpu_skip(dec, machine) or _dotted(dec) in markers for dec in d.decorator_list):
+            if any(_gpu_skip(dec, machine) or _dotted(dec) in markers or _gpu_actor(dec) for dec in d.decorator_list):
                 fns = [d] if not isinstance(d, ast.ClassDef) else [f for f in d.body if f in functions]
                 self.guards += [(f.body[0].lineno, f.end_lineno) for f in fns]
         for stmt in getattr(tree, "body", []):  # pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), ...)
@@ -353,10 +449,28 @@ class _PyScan:
                 if (
                     isinstance(stmt, ast.If)
                     and not stmt.orelse
-                    and guard.search(ast.unparse(stmt.test))
+                    and _no_gpu(ast.unparse(stmt.test), guard)  # (after `if torch.cuda.is_available(): return`, none)
                     and isinstance(stmt.body[-1], ast.Return | ast.Raise)
                 ):
                     self.guards.append((stmt.end_lineno + 1, fn.end_lineno))
+        # A value that a GPU check falls back from later: `if args.device == "cuda" and not torch.cuda.is_available():
+        # args.device = "cpu"`, `torch.device(args.device if torch.cuda.is_available() else "cpu")`: the names and
+        # attributes that such a test reassigns, or that its conditional expression chooses between.
+        self.fallback: set[str] = set()
+        for n in (n for n in nodes if isinstance(n, ast.If | ast.IfExp) and guard.search(ast.unparse(n.test))):
+            body = [] if isinstance(n, ast.IfExp) else n.body + n.orelse
+            parts = [n.body, n.orelse] if isinstance(n, ast.IfExp) else []  # the values it chooses between
+            parts += [t for stmt in body if isinstance(stmt, ast.Assign) for t in stmt.targets]  # or reassigns
+            self.fallback |= {
+                ast.unparse(x) for p in parts for x in ast.walk(p) if isinstance(x, ast.Name | ast.Attribute)
+            }
+        # the names that hold parsed command-line options: args = parser.parse_args(), (opt, rest) = ...known_args()
+        parsed = [n for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                  and _dotted(n.value.func).endswith(("parse_args", "parse_known_args"))]  # fmt: skip
+        self.options = {ast.unparse(t.elts[0] if isinstance(t, ast.Tuple) else t) for n in parsed for t in n.targets}
+        # A branch for another vendor's accelerator (Gaudi's "hccl" backend is right there)
+        self.other_vendor = [(n.body[0].lineno, n.body[-1].end_lineno) for n in nodes
+                             if isinstance(n, ast.If) and OTHER_VENDOR.search(ast.unparse(n.test))]  # fmt: skip
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
         for n in nodes:
@@ -379,11 +493,17 @@ class _PyScan:
                         and _dotted(n.func).endswith(("cuda.synchronize", "cuda.Event")))  # fmt: skip
         # So is a module of GPU kernels written in a kernel language (Triton, TileLang), imported unconditionally at
         # its top: its kernels run on nothing else, so the tensors around them are on the GPU by design.
-        kernels = [n.lineno for n in getattr(tree, "body", []) if not getattr(n, "level", 0)  # top level, absolute
-                   for m in _modules(n) if m.split(".")[0] in KERNEL_LANGUAGES]  # fmt: skip
+        top = [(n.lineno, m.split(".")[0]) for n in getattr(tree, "body", []) if not getattr(n, "level", 0)
+               for m in _modules(n)]  # fmt: skip  # imported at the top, unconditionally
+        kernels = [line for line, m in top if m in KERNEL_LANGUAGES]
         why = (f"times the GPU at line {timers[0]}" if timers
                else f"imports a GPU kernel language at line {kernels[0]}" if kernels else "")  # fmt: skip
-        self.gpu_only = why if why and not GUARD.search(source) else ""
+        self.gpu_only = f"{why}, never tests for a GPU" if why and not GUARD.search(source) else ""
+        # And a module that cannot even be imported without a library that runs on a GPU only, whatever it tests
+        gpu_lib = next(((line, m) for line, m in top if m in GPU_ONLY_PACKAGES), None)
+        self.gpu_only = (
+            f"imports {gpu_lib[1]}, which runs on a GPU only, at line {gpu_lib[0]}" if gpu_lib else self.gpu_only
+        )
         # x = t.cuda(); dist.all_reduce(x): NCCL (RCCL on ROCm) collectives need GPU tensors, so the .cuda() (or
         # device="cuda") is right under the nccl backend and fails only in a CPU-only run (gloo): a warning.
         self.collective: dict[int, str] = {}  # id of a node in what a collective receives -> that collective
@@ -393,11 +513,28 @@ class _PyScan:
             for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))):
                 last, args = _dotted(c.func).split(".")[-1], [*c.args, *(k.value for k in c.keywords)]
                 fed.update({ast.unparse(a): last for a in args if isinstance(a, ast.Name | ast.Attribute)})
+                fed.update({s.id: last for a in args for s in ast.walk(a) if isinstance(s, ast.Name)})  # cat((x, pad))
                 self.collective.update({id(s): last for a in args for s in ast.walk(a)})
-            for a in (n for n in ast.walk(fn) if isinstance(n, ast.Assign)):
-                last = next((fed[ast.unparse(t)] for t in a.targets if ast.unparse(t) in fed), None)
-                if last:
-                    self.collective.update({id(s): last for s in ast.walk(a.value)})
+            # back through assignments and appends: x = torch.cat((x, pad)); pad = torch.empty(n, device="cuda"),
+            # and tensors.append(torch.empty(n, device="cuda")) for a list that a collective receives
+            flows = [(a.targets, a.value) for a in ast.walk(fn) if isinstance(a, ast.Assign)]
+            pairs = [(tup.elts, value.elts) for targets, value in flows for tup in targets  # a, b = x, y
+                     if isinstance(tup, ast.Tuple) and isinstance(value, ast.Tuple)
+                     and len(tup.elts) == len(value.elts)]  # fmt: skip
+            flows += [([t], v) for names, values in pairs for t, v in zip(names, values, strict=True)]
+            flows += [([c.func.value], arg) for c in ast.walk(fn) if isinstance(c, ast.Call)
+                      and isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend", "insert")
+                      for arg in c.args[-1:]]  # fmt: skip
+            for _ in range(len(flows)):  # until nothing new is fed
+                new = False
+                for targets, value in flows:
+                    last = next((fed[ast.unparse(t)] for t in targets if ast.unparse(t) in fed), None)
+                    if last and id(value) not in self.collective:
+                        self.collective.update({id(s): last for s in ast.walk(value)})
+                        fed.update({ast.unparse(s): last for s in ast.walk(value) if isinstance(s, ast.Name)})
+                        new = True
+                if not new:
+                    break
 
     def expand(self, name: str) -> str:
         """A dotted name with its import alias resolved: xops.memory_efficient_attention -> xformers.ops.(same)."""
@@ -414,12 +551,23 @@ class _PyScan:
                       "dist.get_backend() to run on both)")  # fmt: skip
             severity = "warning"
         if rule == "PC101" and self.gpu_only:
-            extra += f" (GPU-only by design: the module {self.gpu_only}, never tests for a GPU)"
+            extra += f" (GPU-only by design: the module {self.gpu_only})"
             severity = "info"
         self.found.append((node.lineno, node.col_offset + 1, rule, extra, severity))
 
     def guarded(self, node) -> bool:
         return any(a <= node.lineno <= b for a, b in self.guards)
+
+    def _other_vendor(self, node) -> bool:
+        return any(a <= node.lineno <= b for a, b in self.other_vendor)
+
+    def _falls_back(self, add_argument: ast.Call) -> bool:
+        """parser.add_argument("--device", default="cuda") whose value a GPU check replaces later (args.device)."""
+        flags = [a.value for a in add_argument.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
+        dests = [k.value.value for k in add_argument.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)]
+        dest = dests[0] if dests else max(flags, key=len, default="").lstrip("-").replace("-", "_")
+        names = self.options or {f.split(".")[0] for f in self.fallback}  # parsed elsewhere: any name
+        return bool(dest) and any(f"{name}.{dest}" in self.fallback for name in names)
 
     def run(self):
         scalers, bf16_autocast = [], False
@@ -442,6 +590,7 @@ class _PyScan:
                     _is_cuda_str(node.value)
                     and not self.guarded(node)
                     and any(re.search("device", _dotted(t), re.I) for t in node.targets)
+                    and not any(ast.unparse(t) in self.fallback for t in node.targets)
                 ):  # device = "cuda" as a module-level default or a config field
                     self.add(node.value, "PC101", f": {ast.unparse(node)[:60]}")
                 if any(_dotted(t).endswith("cudnn.benchmark") for t in node.targets) and (
@@ -488,7 +637,7 @@ class _PyScan:
         for k in node.keywords:
             if k.arg == "device" and _is_cuda_str(k.value) and not self.guarded(node):
                 self.add(k.value, "PC101", f": device={k.value.value!r}")
-            if k.arg == "default" and attr == "add_argument" and _is_cuda_str(k.value):
+            if k.arg == "default" and attr == "add_argument" and _is_cuda_str(k.value) and not self._falls_back(node):
                 self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}")
         if name == "torch.load" and len(node.args) < 2 and not any(k.arg == "map_location" for k in node.keywords):
             self.add(node, "PC104")
@@ -506,7 +655,7 @@ class _PyScan:
         if name.endswith("init_process_group") and node.args:
             backends.append(node.args[0])
         for b in backends:
-            if isinstance(b, ast.Constant) and str(b.value).lower() in ("rccl", "hccl"):
+            if isinstance(b, ast.Constant) and str(b.value).lower() in ("rccl", "hccl") and not self._other_vendor(b):
                 self.add(b, "PC109", f": backend={b.value!r}")
 
     def attribute(self, node):
@@ -565,7 +714,7 @@ class _PyScan:
 
     def string(self, node):
         v = node.value
-        if re.fullmatch(r"HCCL_[A-Z_]+", v):
+        if re.fullmatch(r"HCCL_[A-Z_]+", v) and not self._other_vendor(node):
             self.add(node, "PC109", f": {v!r}")
         elif v in CUDA_ONLY_VARS and not any(k in self.source for k in CUDA_ONLY_VARS[v][1]):
             self.add(node, "PC114", f": {v} -> {CUDA_ONLY_VARS[v][0]}")

@@ -430,3 +430,61 @@ def test_the_folders_above_the_project_never_make_it_a_test(tmp_path, monkeypatc
     assert f["severity"] == "error"
     (f,) = scan([str(project / "pkg" / "core.py")])["findings"]  # --changed gives absolute paths
     assert f["severity"] == "error"
+
+
+def test_guards_from_other_modules_gpu_only_libraries_and_collectives_fed_through_lists(tmp_path, monkeypatch):
+    """What ten projects outside the study showed (torchtune, accelerate, detr): a GPU check imported from another
+    module of the project (also through a package's re-export, or a relative import) guards like one written in
+    place; a module that cannot be imported without a GPU-only library (MS-AMP, Transformer Engine) is GPU code by
+    design; a tensor that reaches an NCCL collective through a list or another variable is a warning, as a direct
+    argument is. A name that is no GPU check, and a module that never imports the check, stay errors."""
+    pkg = tmp_path / "proj" / "pkg"
+    (pkg / "utils").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils" / "_guard.py").write_text(
+        "import torch\n\nHAS_FLEX = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)\n"
+        "BLOCK = 128\n\n\ndef has_gpu():\n    return torch.cuda.device_count() > 0\n"
+    )
+    (pkg / "utils" / "__init__.py").write_text("from ._guard import HAS_FLEX\n")  # a re-export
+    attn = pkg / "attn.py"
+    attn.write_text(
+        "from pkg.utils import HAS_FLEX as FLEX\n"  # line 1
+        "from .utils._guard import BLOCK, has_gpu\n\n\n"
+        "def mask(ids):\n"
+        "    if FLEX:\n"
+        "        return ids.to('cuda')\n"  # line 7: guarded through the imported flag
+        "    if has_gpu():\n"
+        "        ids = ids.cuda()\n"  # line 9: guarded through the imported function
+        "    if BLOCK:\n"
+        "        ids = ids.cuda()\n"  # line 11: BLOCK is no GPU check
+        "    return ids\n"
+    )
+    other = pkg / "other.py"
+    other.write_text("def mask(ids):\n    if HAS_FLEX:\n        return ids.to('cuda')\n")  # never imported: line 3
+    fp8 = pkg / "bench_fp8.py"
+    fp8.write_text("import msamp\nimport torch\n\nmodel = torch.nn.Linear(8, 8).to('cuda')\naccelerator = None\n")
+    comm = pkg / "comm.py"
+    comm.write_text(
+        "import torch\nimport torch.distributed as dist\n\n\n"
+        "def gather(n, world):\n"
+        "    sizes, pad = [], torch.empty(n, device='cuda')\n"  # line 6: reaches all_gather through cat
+        "    for _ in range(world):\n"
+        "        sizes.append(torch.zeros(1, device='cuda'))\n"  # line 8: through the list
+        "    dist.all_gather(sizes, torch.cat((torch.ones(1), pad)))\n"
+        "    return torch.zeros(1, device='cuda')\n"  # line 10: returned, not gathered
+    )
+    result = scan([str(tmp_path / "proj")])["findings"]
+    found = {(os.path.basename(f["path"]), f["line"], f["severity"]) for f in result}
+    assert found == {
+        ("_guard.py", 3, "warning"),  # PC107: a compute capability means something else on ROCm
+        ("attn.py", 11, "error"),
+        ("other.py", 3, "error"),
+        ("bench_fp8.py", 4, "info"),
+        ("comm.py", 6, "warning"),
+        ("comm.py", 8, "warning"),
+        ("comm.py", 10, "error"),
+    }, found
+    (msg,) = [f["message"] for f in result if f["path"].endswith("bench_fp8.py")]
+    assert "imports msamp, which runs on a GPU only, at line 1" in msg
+    monkeypatch.chdir(tmp_path / "proj")  # one file, as pre-commit gives it: the guard module is read from disk
+    assert {f["line"] for f in scan([os.path.join("pkg", "attn.py")])["findings"]} == {11}

@@ -51,3 +51,29 @@ from packaging.version import parse  # noqa: E402
 built_with = parse(torch.version.cuda)  # expect: PC106
 cuda_major = int(torch.version.cuda.split(".")[0])  # expect: PC106
 lora_b = torch.zeros(4, 4).cuda(weight.device)  # expect: PC101
+
+
+def batch_size():
+    return 64 if torch.cuda.is_available() else 8  # a function that is no test of the machine's GPU is no guard
+
+
+@ray.remote(num_cpus=2)  # no GPU asked for: Ray may start it on a CPU-only worker
+class Scorer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 1).cuda()  # expect: PC101
+
+
+@ray.remote(num_gpus=0)
+def score(x):
+    return x.cuda()  # expect: PC101
+
+
+parser.add_argument("--eval-device", default="cuda")  # expect: PC101
+if "cuda" in args.eval_device and torch.cuda.is_available():  # tests it, never replaces it
+    torch.cuda.empty_cache()
+
+
+def fast_or_slow(x):
+    if torch.cuda.is_available():
+        return x.cuda()
+    return x.cuda()  # expect: PC101  (this line runs exactly where there is no GPU)

@@ -90,3 +90,34 @@ class GpuKernels(unittest.TestCase):
 def spawn_worker(rank):
     assert torch.cuda.device_count() > rank, "one GPU per worker"
     return torch.device("cuda", rank)
+
+
+def has_gpu():
+    return torch.cuda.device_count() > 0
+
+
+if has_gpu():  # a function of this module that tests the machine
+    probe = torch.ones(1).cuda()
+
+
+@ray.remote(num_gpus=1)  # Ray starts this actor only on a worker with a GPU for it
+class Scorer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 1).cuda()
+
+
+import argparse  # noqa: E402
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--cache-device", default="cuda")  # replaced below where there is no GPU
+parser.add_argument("--eval-device", default="cuda")  # chosen below only where there is one
+parser.add_argument("--num-gpus", type=int, default=1)
+opts = parser.parse_args()
+if opts.cache_device == "cuda" and not torch.cuda.is_available():
+    opts.cache_device = "cpu"
+eval_device = torch.device(opts.eval_device if torch.cuda.is_available() else "cpu")
+sync_device = torch.device("cuda", 0) if opts.num_gpus > 1 else None  # GPUs asked for: 0 or 1 on a CPU
+
+
+if opts.cache_device == "hpu":  # Intel Gaudi: its collective library is called HCCL too
+    dist.init_process_group(backend="hccl")
