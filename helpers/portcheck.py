@@ -379,6 +379,15 @@ def _is_test_path(path: str) -> bool:
     )
 
 
+def _is_benchmark_path(path: str) -> bool:
+    """benchmarks/..., bench/..., benchmark_*.py, bench_*.py: a project's timing suite, which measures GPUs."""
+    *folders, name = os.path.normpath(path).replace("\\", "/").split("/")
+    stem = name.rsplit(".", 1)[0]
+    return bool({"benchmarks", "benchmark", "bench"} & set(folders)) or bool(
+        re.fullmatch(r"(bench|benchmark)_\w+|\w+_(bench|benchmark)", stem)
+    )
+
+
 class _PyScan:
     def __init__(self, path: str, source: str, tree: ast.AST):
         self.path, self.source, self.tree = path, source, tree
@@ -961,11 +970,16 @@ def _downgrade_cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
 
 
 def _downgrade_test(f: Finding, rel: str) -> Finding:
-    """PC101 in a project's tests is a warning: such a test fails a CPU-only test run, not a user's program, and the
-    fix is a skip marker, not a device fallback."""
-    if f.rule != "PC101" or f.severity != "error" or not _is_test_path(rel):
+    """PC101 in a project's tests or benchmarks is a warning: such a test fails a CPU-only test run, not a user's
+    program, and the fix is a skip marker, not a device fallback; a benchmark suite exists to time GPUs."""
+    if f.rule != "PC101" or f.severity != "error":
         return f
-    note = " (a test: skip it where no GPU is, @pytest.mark.skipif(not torch.cuda.is_available(), reason=...))"
+    if _is_test_path(rel):
+        note = " (a test: skip it where no GPU is, @pytest.mark.skipif(not torch.cuda.is_available(), reason=...))"
+    elif _is_benchmark_path(rel):
+        note = " (a benchmark: it times the GPU; say so in its docs, or skip where no GPU is)"
+    else:
+        return f
     return replace(f, severity="warning", message=f.message + note)
 
 

@@ -295,7 +295,7 @@ def test_a_cuda_call_that_feeds_a_collective_is_a_warning_not_an_error(tmp_path)
 def test_a_module_that_times_the_gpu_and_never_tests_for_one_is_gpu_only_by_design(tmp_path):
     """A kernel benchmark or autotuner (the torchsparse study's tune.py): .cuda() there is info, not an error. The
     same calls in a module that tests for a GPU somewhere stay errors: its author meant it to run without one."""
-    bench = tmp_path / "bench_kernels.py"
+    bench = tmp_path / "kernel_timing.py"  # (not named bench_*.py: that would make it a benchmark suite's file)
     bench.write_text(
         "import time\nimport torch\n\n\n"
         "def time_kernel(fn, x, repeat=10):\n"
@@ -488,3 +488,21 @@ def test_guards_from_other_modules_gpu_only_libraries_and_collectives_fed_throug
     assert "imports msamp, which runs on a GPU only, at line 1" in msg
     monkeypatch.chdir(tmp_path / "proj")  # one file, as pre-commit gives it: the guard module is read from disk
     assert {f["line"] for f in scan([os.path.join("pkg", "attn.py")])["findings"]} == {11}
+
+
+def test_a_benchmark_suite_is_warned_not_failed(tmp_path):
+    """lightning-thunder's benchmarks/ (outside the study): a timing suite exists to measure GPUs, like a test suite
+    it is no user's program, so its PC101 is a warning that says why; the same line elsewhere stays an error."""
+    line = "import torch\n\nx = torch.ones(4).cuda()\n"
+    for rel in ("benchmarks/targets.py", "tools/benchmark_attn.py", "ops/matmul_bench.py", "lib/benchmarking.py"):
+        (tmp_path / "proj" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "proj" / rel).write_text(line)
+    result = scan([str(tmp_path / "proj")])["findings"]
+    found = {os.path.relpath(f["path"], tmp_path / "proj").replace(os.sep, "/"): f for f in result}
+    assert {k: f["severity"] for k, f in found.items()} == {
+        "benchmarks/targets.py": "warning",
+        "tools/benchmark_attn.py": "warning",
+        "ops/matmul_bench.py": "warning",
+        "lib/benchmarking.py": "error",
+    }
+    assert "a benchmark: it times the GPU" in found["benchmarks/targets.py"]["message"]
