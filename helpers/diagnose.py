@@ -158,9 +158,23 @@ RULES = (
         "https://rocm.docs.amd.com/projects/radeon/en/latest/index.html",
     ),
     Rule(
+        "unknown",  # before wrong_wheel: an application falls back to "CPU-only torch" when ZLUDA does not load
+        (r"Failed to load ZLUDA",),
+        "ZLUDA, a translation layer that runs CUDA builds on AMD GPUs, did not load",
+        "Some Windows applications run a CUDA build of torch on AMD GPUs through ZLUDA, which translates CUDA calls to "
+        "HIP. It did not load, so the application fell back to the CPU. ZLUDA is no part of ROCm or PyTorch: the cause "
+        "is in ZLUDA's setup (driver, HIP SDK, its own files).",
+        (
+            "Install the AMD driver and HIP SDK versions that the application's ZLUDA guide names, then start it again",
+            "Or run a PyTorch ROCm build instead of ZLUDA where one exists for your system and GPU (Linux)",
+        ),
+        "https://github.com/vosen/ZLUDA",
+    ),
+    Rule(
         "wrong_wheel",
         (
-            r"No CUDA GPUs are available(?![^\n]*\n[^\n]*c10[/\\]hip[/\\])",  # (raised from c10/hip/: a ROCm build)
+            # (raised from c10/hip/: a ROCm build; on the next line, or on the same one in an escaped message)
+            r"No CUDA GPUs are available(?![^\n]*(\n[^\n]*)?c10[/\\]hip[/\\])",
             r"cudaGetDeviceCount\(\) returned cudaError",  # a ROCm build names the hip* functions
             r"(cannot|can't) initialize (HIP|CUDA) without (the )?ATen_(hip|cuda) library",  # a build without that GPU
             r"Installing[^\n]*torch==[\w.]+\+cu\d+",  # a launcher replacing torch with a CUDA build
@@ -194,7 +208,8 @@ RULES = (
     Rule(
         "arch_not_supported",
         (
-            r"gfx\w+[^\n]{0,30}(is )?not (supported|compatible)",
+            # (not "... not supported by Flash-Attention": an attention kernel that refuses the GPU, attention_kernel)
+            r"gfx\w+[^\n]{0,30}(is )?not (supported|compatible)(?! (by|in) (flash|xformers|aotriton))",
             r"HSA_STATUS_ERROR_INVALID_ISA",
             r"Module not initialized",  # HIP (hip_global.cpp): no code object of the module loads on this GPU
             r"hipErrorNoBinaryForGpu",
@@ -467,6 +482,7 @@ RULES = (
             r"attention on Current AMD GPU is still",  # "experimental" may be on the next line
             r"Attention\w*<.*> does not support this problem",
             r"Flash Attention failed",
+            r"(not supported|invalid) (by|in|for) (flash[-_ ]?attn|flash[-_ ]?attention|xformers|aotriton)\b",
             r"(Memory efficient|Flash attention|cuDNN attention) kernel not used because",
             r"No available kernel\. +Aborting execution",  # torch 2.0 printed two spaces
             r"No viable backend for scaled_dot_product_attention",
@@ -499,6 +515,7 @@ RULES = (
             r"Failed to import from [\w.]+ with",  # vLLM and SGLang: a compiled module of theirs did not load
             r"module '\w+' has no attribute '\w+_cuda'",  # an extension built without its CUDA kernels
             r"/_C(\.abi3)?[\w.-]*\.so: undefined symbol",  # a package's extension built against another torch
+            r"(?<![\w.-])(?!lib)\w+\.so: cannot open shared object file",  # a package's own module (not a lib*.so)
             r"_C_cutlass",
             r"libamd_smi\.so",
             r"CUDA SETUP: Setup Failed",
@@ -603,6 +620,11 @@ RULES = (
             r'(By not providing "Find|configuration file provided by ")'
             r"(hsa-runtime64|hip\w*|roc\w*|miopen|rccl|amd_comgr)\b",
             r"No GPU arch specified for ROCm build",  # PyTorch's LoadHIP.cmake: PYTORCH_ROCM_ARCH unset
+            r"unknown HIP_PLATFORM",  # a Makefile that knows only the old hcc/nvcc platforms, not HIP-Clang's
+            # CMake: a ROCm library variable not found (ROCM_ROCTX_LIB, ...), listed under this line
+            r"set to NOTFOUND\.[\s\S]{0,300}?\b(ROCM|HIP|ROCTX|MIOPEN|RCCL|ROCBLAS|HIPBLAS)\w*",
+            # CMake cannot find a source file that hipify was to write (hipify's summary came first)
+            r"Total number of replaced kernel launches[\s\S]{0,900}?Cannot find source file",
             r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
             r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
             r"Can't exec \"[^\"]*/bin/(hcc|clang)",  # hipcc (a Perl script in old ROCm) cannot find its compiler
@@ -734,6 +756,14 @@ RULES += (  # chosen on the development rows: no `unknown` text names Triton or 
     _last_resort("triton_rocm", r"(?<![/\\])\btriton\b(?![/\\])", "a name"),  # not a folder named triton
     # also vLLM's PyNcclCommunicator; not nccl.dll: Windows has no NCCL (ZLUDA ships a stand-in of that name)
     _last_resort("distributed_backend", r"\b[nr]ccl(?!\.dll)|pynccl", "a name"),
+    # a traceback cut off inside torch.distributed (or a framework's distributed module) before its error line; not
+    # in torchrun's launcher (run.py, launcher/, elastic/), which only reports that a worker failed
+    _last_resort(
+        "distributed_backend",
+        r"[/\\]distributed[/\\](?!run\.py|launcher|elastic)\S*\.py\", line \d+",
+        "a traceback through a distributed module, without its error line",
+        error_line=False,
+    ),
     # torch.utils.collect_env's report of a torch without ROCm (a CUDA or CPU build), where nothing else matched
     _last_resort("wrong_wheel", r"ROCM used to build PyTorch: N/A", "an environment report", error_line=False),
 )

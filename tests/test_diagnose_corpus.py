@@ -81,7 +81,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 270 of 339 right (79.6 %); below it: a regression
+HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 287 of 360 right (79.7 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -123,6 +123,13 @@ HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 270 of 339 right (79.6 %); below it
 # source builds, packaging, kernel driver), 26 held out, labelled the same way (5 disagreements; e1131 and e1138 keep
 # the label of the same message in e458; a second row from one thread dropped): 20 of the 26 right before tuning on
 # the 58 new development rows and after; earlier held-out rows unchanged at 250. So 270 of 339.
+# Then 74 more (e1172-e1245) from six new query lists (applications, extension builds, GPU models, ROCm releases and
+# distributions, frameworks, Windows and runtimes), 21 held out, labelled the same way (9 disagreements; e1210, e1213
+# and e1235 keep the labels of the same messages in e1078, e420 and e941): 14 of the 21 right before tuning on the 53
+# new development rows, 15 after (e1193, a package's own .so). A search of the whole corpus for identical messages
+# with different labels found two held-out rows against that precedent (e612, e819: rocBLAS's "Cannot read
+# TensileLibrary.dat ... for GPU arch", blas_library since e494): relabelled, in the tool's favour (270 -> 272).
+# So 287 of 360.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -136,7 +143,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.7 % (226 of 287), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 79.7 % (287 of 360), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
