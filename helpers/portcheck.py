@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 
 
@@ -187,9 +188,10 @@ SKIP_DIRS = {
 GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
 )
-# In an if-test, also the number of GPUs a user asked for (--num-gpus): 0 or 1 on a CPU-only machine, so
-# `torch.device("cuda", rank) if num_gpus > 1 else None` runs where there are GPUs
-GPU_COUNT = r"|\b(num|n)_?gpus\b"
+# An if-test that a user asked for GPUs: more than one (`num_gpus > 1`: the multi-GPU branch; `torch.device("cuda",
+# rank) if num_gpus > 1 else None`) or a switch to use one (`if self.use_gpu:`). Its branch runs only with GPUs; its
+# else is the path a CPU-only run takes, so that stays unguarded.
+ASKED_GPU = re.compile(r"\b(num|n)_?gpus?\s*(>\s*1|>=\s*2)\b|^[\w.]*\buse_(gpu|cuda)s?$")
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
@@ -267,9 +269,15 @@ KERNEL_LANGUAGES = {"triton", "tilelang"}  # Python packages that write GPU kern
 # AMD's (ROCm/TransformerEngine). A module that cannot import without one runs nowhere else.
 GPU_ONLY_PACKAGES = {"tensorrt", "pycuda", "msamp", "transformer_engine"}
 # A branch for another vendor's accelerator (Intel Gaudi's "hpu", Huawei Ascend's "npu", Intel's "xpu", ...)
+OPTION_NAMES = {"args", "opt", "opts", "options", "config", "cfg", "flags", "FLAGS", "hparams", "params"}
 OTHER_VENDOR = re.compile(r"\b(hpu|npu|xpu|mlu|habana\w*|gaudi|ascend)\b", re.I)
 # A test of the machine (not of a tensor): does it have a GPU, how many
 MACHINE = re.compile(r"is_available|cuda_available|device_count")
+# A test of the GPU itself (not of torch.distributed, MPS or an Accelerator's process): for flags read from other
+# modules, functions that return a test, and `if not ...: return`
+GPU_CHECK = (
+    r"cuda\.is_available|cuda\.device_count|accelerator\.(is_available|device_count)|cuda_available|\bdevice_count\("
+)
 
 
 def _gpu_skip(node, machine: re.Pattern) -> bool:
@@ -289,12 +297,43 @@ def _gpu_skip(node, machine: re.Pattern) -> bool:
     return negated if name == "skipif" else not negated
 
 
-def _no_gpu(cond: str, guard: re.Pattern) -> bool:
+def _no_gpu(cond: str, gpu: re.Pattern) -> bool:
     """A test that is true where there is no GPU: not torch.cuda.is_available(), not use_cuda, device_count() < 2."""
-    m = guard.search(cond)
+    m = gpu.search(cond)
     return bool(m) and bool(
         re.search(r"\bnot\s+[\w.]*$", cond[: m.start()]) or re.match(r"(\(\))?\s*(==\s*0|<)", cond[m.end() :])
     )
+
+
+def _leaves(stmt) -> bool:
+    """return, raise, sys.exit(...), exit(...), quit(...): the rest of the block does not run."""
+    if isinstance(stmt, ast.Return | ast.Raise):
+        return True
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and _dotted(call.func) in ("sys.exit", "exit", "quit", "os._exit")
+
+
+def _starts_nccl(call: ast.Call) -> bool:
+    """dist.init_process_group("nccl") / (backend="nccl"): a process group whose collectives need GPU tensors."""
+    backend = [k.value for k in call.keywords if k.arg == "backend"] + call.args[:1]
+    return (
+        _dotted(call.func).split(".")[-1] == "init_process_group"
+        and bool(backend)
+        and isinstance(backend[0], ast.Constant)
+        and backend[0].value == "nccl"
+    )
+
+
+def _has_cpu(node) -> bool:
+    """Does the expression hold a CPU device ("cpu", torch.device("cpu"))?"""
+    return any(isinstance(x, ast.Constant) and x.value == "cpu" for x in ast.walk(node))
+
+
+def _tensor_names(node) -> list[str]:
+    """The plain names an expression's value is made of: x and pad in torch.cat((x, pad)), not the objects whose
+    attributes or methods it uses (model in model.weight, torch in torch.cat)."""
+    bases = {id(x.value) for x in ast.walk(node) if isinstance(x, ast.Attribute)}
+    return [x.id for x in ast.walk(node) if isinstance(x, ast.Name) and id(x) not in bases]
 
 
 def _gpu_actor(node) -> bool:
@@ -305,29 +344,38 @@ def _gpu_actor(node) -> bool:
     )  # fmt: skip
 
 
+def _is_gpu_test(node) -> bool:
+    """An expression that tests the GPU (torch.cuda.is_available() and ...), not one that picks a device string."""
+    strings = {x.value for x in ast.walk(node) if isinstance(x, ast.Constant) and isinstance(x.value, str)}
+    return bool(re.search(GPU_CHECK, ast.unparse(node))) and not strings & {"cuda", "cpu"}
+
+
 def _own_flags(tree, names=None) -> set[str]:
-    """The names a module defines at its top as a test for a GPU: FLAG = torch.cuda.is_available() and ..., or a
-    function that returns a machine check (def has_gpu(): return torch.cuda.device_count() > 0). ``names``: only
-    functions of these names are read (the ones a test uses)."""
+    """The names a module defines at its top as a test for the GPU: FLAG = torch.cuda.is_available() and ..., or a
+    function that returns one (def has_gpu(): return torch.cuda.device_count() > 0). ``names``: only functions of
+    these names are read (the ones a test uses)."""
     out = set()
     for n in getattr(tree, "body", []):
-        if isinstance(n, ast.Assign) and GUARD.search(ast.unparse(n.value)):
+        if isinstance(n, ast.Assign) and _is_gpu_test(n.value):
             out |= {t.id for t in n.targets if isinstance(t, ast.Name)}
         elif isinstance(n, ast.FunctionDef) and (names is None or n.name in names):
             returns = [r.value for r in ast.walk(n) if isinstance(r, ast.Return) and r.value is not None]
-            out |= {n.name} if any(MACHINE.search(ast.unparse(r)) for r in returns) else set()
+            out |= {n.name} if returns and all(_is_gpu_test(r) for r in returns) else set()
     return out
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.cache
 def _resolve(folder: str, module: str, level: int) -> str | None:
     """The file of `from <module> import ...` written in a file of ``folder``: relative to it (level dots), or, for
-    an absolute import, under the nearest folder above it that holds the package (a project's root, its src/)."""
+    an absolute import, in that folder or, up through the packages (folders with __init__.py) that hold it, in the
+    folder above the top one (a project's root, its src/): where Python finds it when the project runs."""
     bases = [folder]
     for _ in range(max(level - 1, 0)):
         bases = [os.path.dirname(bases[0])]
-    while not level and len(bases) < 12 and os.path.dirname(bases[-1]) != bases[-1]:
+    while not level and os.path.isfile(os.path.join(bases[-1], "__init__.py")) and len(bases) < 12:
         bases.append(os.path.dirname(bases[-1]))
+    if not level and len(bases) == 1:  # a script's folder (scripts/, examples/): the project's root above it too
+        bases.append(os.path.dirname(folder))
     for base in bases:
         stem = os.path.join(base, *module.split("."))
         for file in (stem + ".py", os.path.join(stem, "__init__.py")):
@@ -336,20 +384,21 @@ def _resolve(folder: str, module: str, level: int) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.cache  # (small results: a few names per module)
 def _module(file: str) -> tuple[frozenset[str], dict]:
     """A module's flags, and what it imports at its top: local name -> (module, level, name)."""
     try:
         with open(file, "rb") as f:
             tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
+        flags = frozenset(_own_flags(tree))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # (deeply nested generated code)
         return frozenset(), {}
     imports = {a.asname or a.name: (n.module, n.level, a.name) for n in tree.body
                if isinstance(n, ast.ImportFrom) and n.module for a in n.names}  # fmt: skip
-    return frozenset(_own_flags(tree)), imports
+    return flags, imports
 
 
-def _is_flag(folder: str, module: str, level: int, name: str, hops: int = 2) -> bool:
+def _is_flag(folder: str, module: str, level: int, name: str, hops: int = 1) -> bool:
     """Is ``name``, imported from ``module`` in a file of ``folder``, a flag there (or re-exported from one)?"""
     file = _resolve(folder, module, level)
     flags, imports = _module(file) if file else (frozenset(), {})
@@ -425,11 +474,16 @@ class _PyScan:
             for a in n.names
             if (a.asname or a.name) in used and _is_flag(folder, n.module, n.level, a.name)
         }
-        guard = re.compile(GUARD.pattern + GPU_COUNT + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f))
-        self.guards = [
-            (n.lineno, n.end_lineno)
+        named = "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f)
+        guard, gpu = re.compile(GUARD.pattern + named), re.compile(GPU_CHECK + named)
+        tests = {id(n): ast.unparse(n.test) for n in nodes if isinstance(n, ast.If | ast.IfExp | ast.While)}
+        self.guards = [(n.lineno, n.end_lineno) for n in nodes if id(n) in tests and guard.search(tests[id(n)])]
+        self.guards += [  # if args.num_gpus > 1: / if self.use_gpu: (the branch, not its else)
+            (n.body[0].lineno, n.body[-1].end_lineno)
+            if isinstance(n.body, list)
+            else (n.body.lineno, n.body.end_lineno)
             for n in nodes
-            if isinstance(n, ast.If | ast.IfExp | ast.While) and guard.search(ast.unparse(n.test))
+            if id(n) in tests and ASKED_GPU.search(tests[id(n)]) and not isinstance(n, ast.While)
         ]
         # Tests that run only where a GPU is: a skip marker on a test function, or on a class (its methods), or a
         # module's pytestmark (its functions); so do a Ray actor's methods, or a Ray task, that ask for a GPU. What
@@ -454,24 +508,47 @@ class _PyScan:
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
             if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job
                 self.guards.append((fn.lineno, fn.end_lineno))
-            for stmt in fn.body:  # `if not torch.cuda.is_available(): return` guards the rest of the function
+        # `if not torch.cuda.is_available(): return` (raise, sys.exit(...), quit()) guards the rest of the function, or
+        # at a module's top the rest of the module (after `if torch.cuda.is_available(): return`, nothing is guarded)
+        for scope in [tree, *(n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))]:
+            for stmt in getattr(scope, "body", []):
                 if (
                     isinstance(stmt, ast.If)
                     and not stmt.orelse
-                    and _no_gpu(ast.unparse(stmt.test), guard)  # (after `if torch.cuda.is_available(): return`, none)
-                    and isinstance(stmt.body[-1], ast.Return | ast.Raise)
+                    and _no_gpu(ast.unparse(stmt.test), gpu)
+                    and _leaves(stmt.body[-1])
                 ):
-                    self.guards.append((stmt.end_lineno + 1, fn.end_lineno))
+                    self.guards.append((stmt.end_lineno + 1, scope.body[-1].end_lineno))
+        # A block (a function's body, a branch, a module run as a script) that starts an NCCL process group runs where
+        # each process has a GPU: init_process_group("nccl") in it, unconditionally. PC101 there is a warning.
+        self.nccl = [
+            (block[0].lineno, block[-1].end_lineno, call.lineno)
+            for n in [tree, *nodes]
+            for f in ("body", "orelse")
+            if isinstance(block := getattr(n, f, None), list) and block and not isinstance(n, ast.ClassDef)
+            for stmt in block
+            if isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and _starts_nccl(call)
+        ]
+        script = getattr(tree, "body", [])  # the module's body, or its `if __name__ == "__main__":` body: its run
+        starts = {script[0].lineno} if script else set()
+        starts |= {n.body[0].lineno for n in script if isinstance(n, ast.If) and "__name__" in ast.unparse(n.test)}
+        self.nccl += [(1, len(source.splitlines()) + 1, line) for a, b, line in self.nccl if a in starts]
         # A value that a GPU check falls back from later: `if args.device == "cuda" and not torch.cuda.is_available():
         # args.device = "cpu"`, `torch.device(args.device if torch.cuda.is_available() else "cpu")`: the names and
-        # attributes that such a test reassigns, or that its conditional expression chooses between.
+        # attributes that such a test reassigns to a CPU device, or that its conditional expression sets against one.
+        # (a plain name counts only in its own function: "device" is a common name)
+        self.functions = sorted(
+            (n.lineno, n.end_lineno) for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        )
         self.fallback: set[str] = set()
-        for n in (n for n in nodes if isinstance(n, ast.If | ast.IfExp) and guard.search(ast.unparse(n.test))):
-            body = [] if isinstance(n, ast.IfExp) else n.body + n.orelse
-            parts = [n.body, n.orelse] if isinstance(n, ast.IfExp) else []  # the values it chooses between
-            parts += [t for stmt in body if isinstance(stmt, ast.Assign) for t in stmt.targets]  # or reassigns
+        for n in (n for n in nodes if isinstance(n, ast.If | ast.IfExp) and guard.search(tests[id(n)])):
+            if isinstance(n, ast.IfExp):
+                parts = [a for a, b in ((n.body, n.orelse), (n.orelse, n.body)) if _has_cpu(b)]
+            else:
+                parts = [t for stmt in n.body + n.orelse if isinstance(stmt, ast.Assign) and _has_cpu(stmt.value)
+                         for t in stmt.targets]  # fmt: skip
             self.fallback |= {
-                ast.unparse(x) for p in parts for x in ast.walk(p) if isinstance(x, ast.Name | ast.Attribute)
+                self._key(x) for p in parts for x in ast.walk(p) if isinstance(x, ast.Name | ast.Attribute)
             }
         # the names that hold parsed command-line options: args = parser.parse_args(), (opt, rest) = ...known_args()
         parsed = [n for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
@@ -479,7 +556,8 @@ class _PyScan:
         self.options = {ast.unparse(t.elts[0] if isinstance(t, ast.Tuple) else t) for n in parsed for t in n.targets}
         # A branch for another vendor's accelerator (Gaudi's "hccl" backend is right there)
         self.other_vendor = [(n.body[0].lineno, n.body[-1].end_lineno) for n in nodes
-                             if isinstance(n, ast.If) and OTHER_VENDOR.search(ast.unparse(n.test))]  # fmt: skip
+                             if isinstance(n, ast.If) and OTHER_VENDOR.search(tests[id(n)])
+                             and not re.search(r"!=|\bnot\b", tests[id(n)])]  # fmt: skip
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
         for n in nodes:
@@ -518,32 +596,39 @@ class _PyScan:
         self.collective: dict[int, str] = {}  # id of a node in what a collective receives -> that collective
         feeds = "cuda" in source and _COLLECTIVE_WORD.search(source)  # most modules: skip the walk
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if feeds else ():
-            fed = {}  # a name (x, self.buf, weight.data) passed to a collective -> that collective
+            fed, last_line = {}, 0  # a name (x, self.buf, weight.data) passed to a collective -> that collective
             for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))):
-                last, args = _dotted(c.func).split(".")[-1], [*c.args, *(k.value for k in c.keywords)]
+                last = _dotted(c.func).split(".")[-1]
+                args = [
+                    *c.args,
+                    *(k.value for k in c.keywords if k.arg not in ("group", "op", "async_op", "src", "dst")),
+                ]
                 fed.update({ast.unparse(a): last for a in args if isinstance(a, ast.Name | ast.Attribute)})
-                fed.update({s.id: last for a in args for s in ast.walk(a) if isinstance(s, ast.Name)})  # cat((x, pad))
+                fed.update({name: last for a in args for name in _tensor_names(a)})  # cat((x, pad))
                 self.collective.update({id(s): last for a in args for s in ast.walk(a)})
-            # back through assignments and appends: x = torch.cat((x, pad)); pad = torch.empty(n, device="cuda"),
-            # and tensors.append(torch.empty(n, device="cuda")) for a list that a collective receives
-            flows = [(a.targets, a.value) for a in ast.walk(fn) if isinstance(a, ast.Assign)]
+                last_line = max(last_line, c.lineno)
+            # back through assignments and appends before the last collective: x = torch.cat((x, pad)); pad =
+            # torch.empty(n, device="cuda"), and tensors.append(torch.empty(n, device="cuda")) for a list it receives
+            flows = [(a.targets, a.value) for a in ast.walk(fn) if isinstance(a, ast.Assign) and a.lineno <= last_line]
             pairs = [(tup.elts, value.elts) for targets, value in flows for tup in targets  # a, b = x, y
                      if isinstance(tup, ast.Tuple) and isinstance(value, ast.Tuple)
                      and len(tup.elts) == len(value.elts)]  # fmt: skip
             flows += [([t], v) for names, values in pairs for t, v in zip(names, values, strict=True)]
-            flows += [([c.func.value], arg) for c in ast.walk(fn) if isinstance(c, ast.Call)
+            flows += [([c.func.value], arg) for c in ast.walk(fn) if isinstance(c, ast.Call) and c.lineno <= last_line
                       and isinstance(c.func, ast.Attribute) and c.func.attr in ("append", "extend", "insert")
                       for arg in c.args[-1:]]  # fmt: skip
-            for _ in range(len(flows)):  # until nothing new is fed
-                new = False
-                for targets, value in flows:
-                    last = next((fed[ast.unparse(t)] for t in targets if ast.unparse(t) in fed), None)
-                    if last and id(value) not in self.collective:
-                        self.collective.update({id(s): last for s in ast.walk(value)})
-                        fed.update({ast.unparse(s): last for s in ast.walk(value) if isinstance(s, ast.Name)})
-                        new = True
-                if not new:
-                    break
+            into = defaultdict(list)  # a target's text -> the values assigned (appended) to it
+            for targets, value in flows:
+                for t in targets:
+                    into[ast.unparse(t)].append(value)
+            todo = list(fed)
+            while todo:  # each name once: linear in the function's size
+                name = todo.pop()
+                for value in into.pop(name, ()):
+                    self.collective.update({id(s): fed[name] for s in ast.walk(value)})
+                    new = [x for x in _tensor_names(value) if x not in fed]
+                    fed.update({x: fed[name] for x in new})
+                    todo += new
 
     def expand(self, name: str) -> str:
         """A dotted name with its import alias resolved: xops.memory_efficient_attention -> xformers.ops.(same)."""
@@ -559,6 +644,11 @@ class _PyScan:
                       "collectives need GPU tensors, but a CPU-only run (gloo) fails here; pick the device from "
                       "dist.get_backend() to run on both)")  # fmt: skip
             severity = "warning"
+        nccl = next((line for a, b, line in self.nccl if a <= node.lineno <= b), None)
+        if rule == "PC101" and severity in (None, "error") and nccl and id(node) not in self.collective:
+            extra += (f" (the NCCL process group started at line {nccl} needs a GPU per process, RCCL on ROCm: right "
+                      "there, but a CPU-only run, which takes gloo, fails here)")  # fmt: skip
+            severity = "warning"
         if rule == "PC101" and self.gpu_only:
             extra += f" (GPU-only by design: the module {self.gpu_only})"
             severity = "info"
@@ -566,6 +656,13 @@ class _PyScan:
 
     def guarded(self, node) -> bool:
         return any(a <= node.lineno <= b for a, b in self.guards)
+
+    def _key(self, node) -> str:
+        """A name's key in self.fallback: an attribute as written; a plain name with the function it is in."""
+        if isinstance(node, ast.Attribute):
+            return ast.unparse(node)
+        start = max((a for a, b in self.functions if a <= node.lineno <= b), default=0)
+        return f"{start}:{node.id}"
 
     def _other_vendor(self, node) -> bool:
         return any(a <= node.lineno <= b for a, b in self.other_vendor)
@@ -575,7 +672,7 @@ class _PyScan:
         flags = [a.value for a in add_argument.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
         dests = [k.value.value for k in add_argument.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)]
         dest = dests[0] if dests else max(flags, key=len, default="").lstrip("-").replace("-", "_")
-        names = self.options or {f.split(".")[0] for f in self.fallback}  # parsed elsewhere: any name
+        names = self.options or OPTION_NAMES  # (parsed in another function: `return parser.parse_args()`)
         return bool(dest) and any(f"{name}.{dest}" in self.fallback for name in names)
 
     def run(self):
@@ -599,7 +696,9 @@ class _PyScan:
                     _is_cuda_str(node.value)
                     and not self.guarded(node)
                     and any(re.search("device", _dotted(t), re.I) for t in node.targets)
-                    and not any(ast.unparse(t) in self.fallback for t in node.targets)
+                    and not any(
+                        self._key(t) in self.fallback for t in node.targets if isinstance(t, ast.Name | ast.Attribute)
+                    )
                 ):  # device = "cuda" as a module-level default or a config field
                     self.add(node.value, "PC101", f": {ast.unparse(node)[:60]}")
                 if any(_dotted(t).endswith("cudnn.benchmark") for t in node.targets) and (
@@ -664,7 +763,9 @@ class _PyScan:
         if name.endswith("init_process_group") and node.args:
             backends.append(node.args[0])
         for b in backends:
-            if isinstance(b, ast.Constant) and str(b.value).lower() in ("rccl", "hccl") and not self._other_vendor(b):
+            if isinstance(b, ast.Constant) and str(b.value).lower() in ("rccl", "hccl"):
+                if str(b.value).lower() == "hccl" and self._other_vendor(b):
+                    continue
                 self.add(b, "PC109", f": backend={b.value!r}")
 
     def attribute(self, node):
@@ -747,8 +848,11 @@ def scan_python(path: str, data: bytes) -> list[Finding]:
     try:
         tree = ast.parse(data, filename=path)
         source = data.decode("utf-8", "replace")
-    except (SyntaxError, ValueError, UnicodeDecodeError) as e:
+    except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as e:  # (Recursion: too deep)
         line = getattr(e, "lineno", None) or 1
+        if re.search(rb"\{\{|\{%", data) or "{{" in path:  # a Jinja or cookiecutter template: Python once rendered
+            why = "a template (Jinja, cookiecutter): not Python until rendered, so not scanned"
+            return [Finding(path, line, 1, "PC900", "info", why, "")]
         return [Finding(path, line, 1, "PC900", "error", f"file could not be parsed: {type(e).__name__}: {e}", "")]
     lines = source.splitlines()
     out = [_finding(path, lines, *f) for f in _PyScan(path, source, tree).run()]

@@ -506,3 +506,156 @@ def test_a_benchmark_suite_is_warned_not_failed(tmp_path):
         "lib/benchmarking.py": "error",
     }
     assert "a benchmark: it times the GPU" in found["benchmarks/targets.py"]["message"]
+
+
+def _severities(folder) -> dict:
+    """{(file name, line): severity} of PC101/PC109 findings under folder."""
+    return {(os.path.basename(f["path"]), f["line"]): f["severity"] for f in scan([str(folder)])["findings"]
+            if f["rule"] in ("PC101", "PC109")}  # fmt: skip
+
+
+def test_guards_reach_no_further_than_what_they_test(tmp_path):
+    """A review's reproductions of guards read too widely: each line below is unguarded on a CPU-only machine and
+    stays an error; the lines marked ok are guarded and silent."""
+    cases = {
+        "count.py": "def setup(model, args, n_gpus):\n"
+        "    if args.num_gpus > 1:\n"
+        "        model = torch.nn.DataParallel(model).cuda()\n"  # ok: two GPUs or more asked for
+        "    else:\n"
+        "        model = model.cuda()\n"  # 5: the one-GPU or CPU path
+        "    if args.num_gpus >= 1:\n"
+        "        model.cuda()\n"  # 7: one GPU asked for, the default on a laptop
+        "    x = torch.zeros(3, device='cuda') if n_gpus else None\n",  # 8
+        "refine.py": "import argparse\nimport torch\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--device', default='cuda')\n"  # 4: refined under a GPU test, never replaced by a CPU
+        "args = parser.parse_args()\n"
+        "if torch.cuda.is_available() and args.local_rank >= 0:\n"
+        "    args.device = f'cuda:{args.local_rank}'\n",
+        "attrs.py": "import argparse\nimport torch\n\n\ndef get_args():\n"
+        "    p = argparse.ArgumentParser()\n"
+        "    p.add_argument('--device', default='cuda')\n"  # 7: self.device below is another attribute
+        "    return p.parse_args()\n\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, args):\n"
+        "        self.device = torch.device('cuda', args.rank) if torch.cuda.is_available() else 'cpu'\n",  # ok
+        "names.py": "import torch\n"
+        "device = 'cuda'\n"  # 2: the IfExp below uses the name, it chooses no CPU for it
+        "def step(batch):\n"
+        "    return batch.to(device) if torch.cuda.is_available() else batch\n"
+        "def pick():\n"
+        "    device = 'cuda'\n"  # ok: replaced by a CPU device two lines down, in the same function
+        "    if not torch.cuda.is_available():\n"
+        "        device = 'cpu'\n"
+        "def main():\n"
+        "    device = 'cuda'\n",  # 10: another function's device
+        "comm.py": "import torch\nimport torch.distributed as dist\n\n\n"
+        "def train(rank, world):\n"
+        "    model = torch.nn.Linear(2, 2).cuda()\n"  # 6: the model is no collective's tensor, only its weight is
+        "    dist.broadcast(model.weight, src=0)\n"
+        "    dist.all_reduce(world.counts)\n"
+        "    world = torch.ones(1).cuda()\n",  # 9: assigned after the last collective
+        "vendors.py": "import torch.distributed as dist\n"
+        "def init(device):\n"
+        "    if device != 'hpu':\n"
+        "        dist.init_process_group(backend='hccl')\n"  # 4: the branch that is not Gaudi's
+        "    if device == 'hpu':\n"
+        "        dist.init_process_group(backend='rccl')\n"  # 6: no 'rccl' backend anywhere
+        "    if device == 'hpu':\n"
+        "        dist.init_process_group(backend='hccl')\n",  # ok: Gaudi's
+        "exits.py": "import torch\nimport torch.distributed as dist\n"
+        "def save(accelerator, x):\n"
+        "    if not accelerator.is_main_process:\n"
+        "        return\n"
+        "    torch.zeros(3, device='cuda')\n"  # 6: the main process of a CPU run too
+        "def reduce(x):\n"
+        "    if not dist.is_available():\n"
+        "        return x\n"
+        "    return torch.tensor(x, device='cuda')\n",  # 10
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    assert _severities(tmp_path) == {
+        ("count.py", 5): "error", ("count.py", 7): "error", ("count.py", 8): "error",
+        ("refine.py", 4): "error", ("attrs.py", 7): "error", ("names.py", 2): "error", ("names.py", 10): "error",
+        ("comm.py", 6): "error", ("comm.py", 9): "error", ("vendors.py", 4): "error", ("vendors.py", 6): "error",
+        ("exits.py", 6): "error", ("exits.py", 10): "error",
+    }  # fmt: skip
+
+
+def test_imported_guards_are_gpu_tests_of_the_project_and_never_crash(tmp_path):
+    """Only a GPU test counts when imported (not torch.distributed's, MPS's or a device string), only from the project
+    (the packages above the file, or one folder above a script's), and a module too deep to read is skipped."""
+    proj = tmp_path / "proj"
+    (proj / "pkg").mkdir(parents=True)
+    (proj / "scripts").mkdir()
+    (proj / "pkg" / "__init__.py").write_text("")
+    (proj / "pkg" / "comm.py").write_text(
+        "import torch\nimport torch.distributed as dist\n\n\n"
+        "def is_dist():\n    return dist.is_available() and dist.is_initialized()\n\n\n"
+        "HAS_MPS = torch.backends.mps.is_available()\n"
+        "device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+        "HAS_GPU = torch.cuda.device_count() > 0\n"
+    )
+    (proj / "pkg" / "tables.py").write_text("WEIGHTS = " + "+".join(f"[{i}]" for i in range(3000)) + "\n")
+    (proj / "pkg" / "train.py").write_text(
+        "from pkg.comm import HAS_GPU, HAS_MPS, device, is_dist\n"
+        "from pkg.tables import WEIGHTS\n\n\n"
+        "def f(m):\n"
+        "    if is_dist():\n        m.cuda()\n"  # 7
+        "    if HAS_MPS:\n        m.cuda()\n"  # 9
+        "    if device:\n        m.cuda()\n"  # 11
+        "    if WEIGHTS:\n        m.cuda()\n"  # 13
+        "    if HAS_GPU:\n        m.cuda()\n"  # ok
+    )
+    (tmp_path / "config.py").write_text("import torch\nUSE_GPU = torch.cuda.is_available()\n")  # outside the project
+    (proj / "scripts" / "run.py").write_text("from config import USE_GPU\n\nif USE_GPU:\n    torch.ones(1).cuda()\n")
+    found = _severities(proj)
+    assert {k for k, v in found.items() if v == "error"} == {("train.py", n) for n in (7, 9, 11, 13)} | {("run.py", 4)}
+    (deep,) = scan([str(proj / "pkg" / "tables.py")])["findings"]  # scanned itself: a PC900, not a crash
+    assert deep["rule"] == "PC900" and "RecursionError" in deep["message"]
+
+
+def test_nccl_process_groups_early_exits_gpu_switches_and_templates(tmp_path):
+    """What a third set of projects outside the study showed (LoRA's Hugging Face examples, InternVL's evaluation
+    scripts, pytorch_geometric's multi-GPU example, LPIPS): a branch or a script that starts an NCCL process group runs
+    with a GPU per process, so PC101 there is a warning; a module that quits where there are fewer than two GPUs
+    guards the rest of it; `if self.use_gpu:` guards its branch, not its else; a cookiecutter template is no Python."""
+    files = {
+        "hf.py": "import torch\n"
+        "if args.local_rank == -1 or args.no_cuda:\n"
+        "    device = torch.device('cuda' if torch.cuda.is_available() and not args.no_cuda else 'cpu')\n"
+        "else:\n"
+        "    torch.cuda.set_device(args.local_rank)\n"
+        "    device = torch.device('cuda', args.local_rank)\n"  # 6: warning, the NCCL branch
+        "    torch.distributed.init_process_group(backend='nccl')\n"
+        "model = model.cuda()\n",  # 8: error, every run takes it
+        "evaluate.py": "import torch\n\n\n"
+        "def evaluate(model):\n"
+        "    return model.cuda()\n"  # 5: warning, the script always starts NCCL
+        "\n\nif __name__ == '__main__':\n"
+        "    torch.distributed.init_process_group(backend='nccl', world_size=2)\n"
+        "    evaluate(None)\n",
+        "model_parallel.py": "import sys\nimport torch\n\n"
+        "if torch.cuda.device_count() < 2:\n"
+        "    sys.exit('needs two GPUs')\n"
+        "a = torch.ones(2).to('cuda:0')\n",  # ok
+        "lpips.py": "class Net:\n"
+        "    def forward(self, x):\n"
+        "        if self.use_gpu:\n"
+        "            x = x.cuda()\n"  # ok
+        "        else:\n"
+        "            x = x.cuda()\n"  # 6: error, the CPU path
+        "        return x\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    template = tmp_path / "templates" / "{{cookiecutter.name}}" / "run_{{cookiecutter.name}}.py"
+    template.parent.mkdir(parents=True)
+    template.write_text("{% if cookiecutter.gpu %}\nimport torch\n{% endif %}\n")
+    assert _severities(tmp_path) == {
+        ("hf.py", 6): "warning", ("hf.py", 8): "error", ("evaluate.py", 5): "warning", ("lpips.py", 6): "error",
+    }  # fmt: skip
+    found = {(os.path.basename(f["path"]), f["rule"], f["severity"]) for f in scan([str(tmp_path)])["findings"]}
+    assert ("run_{{cookiecutter.name}}.py", "PC900", "info") in found
+    (nccl,) = [f for f in scan([str(tmp_path / "hf.py")])["findings"] if f["line"] == 6]
+    assert "the NCCL process group started at line 7" in nccl["message"]
