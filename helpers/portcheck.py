@@ -297,11 +297,27 @@ def _gpu_skip(node, machine: re.Pattern) -> bool:
     return negated if name == "skipif" else not negated
 
 
-def _no_gpu(cond: str, gpu: re.Pattern) -> bool:
-    """A test that is true where there is no GPU: not torch.cuda.is_available(), not use_cuda, device_count() < 2."""
-    m = gpu.search(cond)
-    return bool(m) and bool(
-        re.search(r"\bnot\s+[\w.]*$", cond[: m.start()]) or re.match(r"(\(\))?\s*(==\s*0|<)", cond[m.end() :])
+def _no_gpu(test, gpu: re.Pattern) -> bool:
+    """A test that is true where there is no GPU: not torch.cuda.is_available(), not use_cuda, device_count() < 2, or
+    one of them in an `or` (in an `and`, a machine without a GPU can take the other way). ``gpu``: a GPU test."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.Or) and any(_no_gpu(v, gpu) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return bool(gpu.search(ast.unparse(test.operand)))
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant):
+        op, value = test.ops[0], test.comparators[0].value
+        below = isinstance(op, ast.Lt) or (isinstance(op, ast.Eq | ast.LtE) and value == 0)
+        return below and bool(gpu.search(ast.unparse(test.left)))
+    return False
+
+
+def _is_main(node) -> bool:
+    """if __name__ == "__main__": (the block a script runs)"""
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.ops[0], ast.Eq)
+        and {ast.unparse(test.left), ast.unparse(test.comparators[0])} == {"__name__", "'__main__'"}
     )
 
 
@@ -310,7 +326,7 @@ def _leaves(stmt) -> bool:
     if isinstance(stmt, ast.Return | ast.Raise):
         return True
     call = stmt.value if isinstance(stmt, ast.Expr) else None
-    return isinstance(call, ast.Call) and _dotted(call.func) in ("sys.exit", "exit", "quit", "os._exit")
+    return isinstance(call, ast.Call) and _dotted(call.func) in ("sys.exit", "exit", "quit", "os._exit", "pytest.skip")
 
 
 def _starts_nccl(call: ast.Call) -> bool:
@@ -324,9 +340,11 @@ def _starts_nccl(call: ast.Call) -> bool:
     )
 
 
-def _has_cpu(node) -> bool:
-    """Does the expression hold a CPU device ("cpu", torch.device("cpu"))?"""
-    return any(isinstance(x, ast.Constant) and x.value == "cpu" for x in ast.walk(node))
+def _is_cpu(node) -> bool:
+    """Is the expression a CPU device: "cpu", torch.device("cpu")?"""
+    if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "device" and node.args:
+        node = node.args[0]
+    return isinstance(node, ast.Constant) and node.value == "cpu"
 
 
 def _tensor_names(node) -> list[str]:
@@ -345,7 +363,13 @@ def _gpu_actor(node) -> bool:
 
 
 def _is_gpu_test(node) -> bool:
-    """An expression that tests the GPU (torch.cuda.is_available() and ...), not one that picks a device string."""
+    """An expression true only where there is a GPU: torch.cuda.is_available() (and ...), device_count() > 0; not one
+    that picks a device string, tests MPS or a process, or has another way to be true (`or os.environ[...]`)."""
+    if isinstance(node, ast.BoolOp):
+        parts = [_is_gpu_test(v) for v in node.values]
+        return any(parts) if isinstance(node.op, ast.And) else all(parts)
+    if isinstance(node, ast.UnaryOp):  # not ...: true where there is none
+        return False
     strings = {x.value for x in ast.walk(node) if isinstance(x, ast.Constant) and isinstance(x.value, str)}
     return bool(re.search(GPU_CHECK, ast.unparse(node))) and not strings & {"cuda", "cpu"}
 
@@ -474,17 +498,27 @@ class _PyScan:
             for a in n.names
             if (a.asname or a.name) in used and _is_flag(folder, n.module, n.level, a.name)
         }
+        # (only flags set from a test of the GPU itself count in `if not X: return`)
+        strict = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and _is_gpu_test(n.value) for t in n.targets}
+        strict |= flags - {_dotted(t) for n in nodes if isinstance(n, ast.Assign) for t in n.targets}  # (imported)
         named = "".join(rf"|\b{re.escape(f)}\b" for f in sorted(flags) if f)
-        guard, gpu = re.compile(GUARD.pattern + named), re.compile(GPU_CHECK + named)
+        guard = re.compile(GUARD.pattern + named)
+        gpu = re.compile(GPU_CHECK + "".join(rf"|\b{re.escape(f)}\b" for f in sorted(strict) if f))
         tests = {id(n): ast.unparse(n.test) for n in nodes if isinstance(n, ast.If | ast.IfExp | ast.While)}
-        self.guards = [(n.lineno, n.end_lineno) for n in nodes if id(n) in tests and guard.search(tests[id(n)])]
-        self.guards += [  # if args.num_gpus > 1: / if self.use_gpu: (the branch, not its else)
-            (n.body[0].lineno, n.body[-1].end_lineno)
-            if isinstance(n.body, list)
-            else (n.body.lineno, n.body.end_lineno)
-            for n in nodes
-            if id(n) in tests and ASKED_GPU.search(tests[id(n)]) and not isinstance(n, ast.While)
-        ]
+        # An `if` guards its branch that runs with a GPU: the body, or the else of a test for none (`if not
+        # torch.cuda.is_available(): ... else: ...`); a loop or a conditional expression, all of it.
+        self.guards, self.guard_ids = [], set()
+        for n in (n for n in nodes if id(n) in tests and guard.search(tests[id(n)])):
+            branch = (n.orelse if _no_gpu(n.test, gpu) else n.body) if isinstance(n, ast.If) else [n]
+            self.guards += [(branch[0].lineno, branch[-1].end_lineno)] if branch else []
+        switches = {ast.unparse(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+                    for t in n.targets}  # fmt: skip  # use_gpu = True: set in the code, asked by no user
+        for n in (n for n in nodes if id(n) in tests and not isinstance(n, ast.While)):
+            if ASKED_GPU.search(tests[id(n)]) and tests[id(n)] not in switches:  # if args.num_gpus > 1: (not its else)
+                if isinstance(n, ast.If):
+                    self.guards.append((n.body[0].lineno, n.body[-1].end_lineno))
+                else:
+                    self.guard_ids |= {id(x) for x in ast.walk(n.body)}
         # Tests that run only where a GPU is: a skip marker on a test function, or on a class (its methods), or a
         # module's pytestmark (its functions); so do a Ray actor's methods, or a Ray task, that ask for a GPU. What
         # runs at import or collection (module and class bodies, default values) runs on a CPU-only machine too, so it
@@ -510,42 +544,43 @@ class _PyScan:
                 self.guards.append((fn.lineno, fn.end_lineno))
         # `if not torch.cuda.is_available(): return` (raise, sys.exit(...), quit()) guards the rest of the function, or
         # at a module's top the rest of the module (after `if torch.cuda.is_available(): return`, nothing is guarded)
-        for scope in [tree, *(n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))]:
+        mains = [n for n in getattr(tree, "body", []) if _is_main(n)]
+        for scope in [tree, *mains, *(n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef))]:
             for stmt in getattr(scope, "body", []):
-                if (
-                    isinstance(stmt, ast.If)
-                    and not stmt.orelse
-                    and _no_gpu(ast.unparse(stmt.test), gpu)
-                    and _leaves(stmt.body[-1])
-                ):
+                if isinstance(stmt, ast.If) and not stmt.orelse and _no_gpu(stmt.test, gpu) and _leaves(stmt.body[-1]):
                     self.guards.append((stmt.end_lineno + 1, scope.body[-1].end_lineno))
         # A block (a function's body, a branch, a module run as a script) that starts an NCCL process group runs where
         # each process has a GPU: init_process_group("nccl") in it, unconditionally. PC101 there is a warning.
-        self.nccl = [
-            (block[0].lineno, block[-1].end_lineno, call.lineno)
-            for n in [tree, *nodes]
-            for f in ("body", "orelse")
-            if isinstance(block := getattr(n, f, None), list) and block and not isinstance(n, ast.ClassDef)
-            for stmt in block
-            if isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call) and _starts_nccl(call)
-        ]
-        script = getattr(tree, "body", [])  # the module's body, or its `if __name__ == "__main__":` body: its run
-        starts = {script[0].lineno} if script else set()
-        starts |= {n.body[0].lineno for n in script if isinstance(n, ast.If) and "__name__" in ast.unparse(n.test)}
-        self.nccl += [(1, len(source.splitlines()) + 1, line) for a, b, line in self.nccl if a in starts]
+        # The block runs with NCCL from its start, or from after the last statement before the call that can leave
+        # it (a branch that returns first runs without). A script that starts NCCL in its run (the module's body, its
+        # __main__ block) with no way out before is NCCL code as a whole.
+        self.nccl: list[tuple[int, int, int]] = []
+        for n in (n for n in nodes if not isinstance(n, ast.ClassDef)):
+            for block in (b for f in ("body", "orelse") if isinstance(b := getattr(n, f, None), list)):
+                for i, stmt in enumerate(block):
+                    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _starts_nccl(stmt.value):
+                        exits = [s.end_lineno + 1 for s in block[:i] if any(
+                            isinstance(x, ast.Return | ast.Raise) or _leaves(x) for x in ast.walk(s))]  # fmt: skip
+                        whole = (n is tree or n in mains) and not exits
+                        start = 1 if whole else max(exits, default=block[0].lineno)
+                        end = len(source.splitlines()) if whole else block[-1].end_lineno
+                        self.nccl.append((start, end, stmt.lineno))
+                        break
         # A value that a GPU check falls back from later: `if args.device == "cuda" and not torch.cuda.is_available():
         # args.device = "cpu"`, `torch.device(args.device if torch.cuda.is_available() else "cpu")`: the names and
         # attributes that such a test reassigns to a CPU device, or that its conditional expression sets against one.
         # (a plain name counts only in its own function: "device" is a common name)
-        self.functions = sorted(
-            (n.lineno, n.end_lineno) for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        )
+        self.scope = [0] * (len(source.splitlines()) + 2)  # line -> the first line of its function or class (0: none)
+        for n in sorted((n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)),
+                        key=lambda n: (n.lineno, -n.end_lineno)):  # fmt: skip  # (outer first, inner overwrite)
+            self.scope[n.lineno : n.end_lineno + 1] = [n.lineno] * (n.end_lineno + 1 - n.lineno)
+        self.classes = {n.lineno: n.end_lineno for n in nodes if isinstance(n, ast.ClassDef)}
         self.fallback: set[str] = set()
         for n in (n for n in nodes if isinstance(n, ast.If | ast.IfExp) and guard.search(tests[id(n)])):
             if isinstance(n, ast.IfExp):
-                parts = [a for a, b in ((n.body, n.orelse), (n.orelse, n.body)) if _has_cpu(b)]
+                parts = [a for a, b in ((n.body, n.orelse), (n.orelse, n.body)) if _is_cpu(b)]
             else:
-                parts = [t for stmt in n.body + n.orelse if isinstance(stmt, ast.Assign) and _has_cpu(stmt.value)
+                parts = [t for stmt in n.body + n.orelse if isinstance(stmt, ast.Assign) and _is_cpu(stmt.value)
                          for t in stmt.targets]  # fmt: skip
             self.fallback |= {
                 self._key(x) for p in parts for x in ast.walk(p) if isinstance(x, ast.Name | ast.Attribute)
@@ -644,7 +679,7 @@ class _PyScan:
                       "collectives need GPU tensors, but a CPU-only run (gloo) fails here; pick the device from "
                       "dist.get_backend() to run on both)")  # fmt: skip
             severity = "warning"
-        nccl = next((line for a, b, line in self.nccl if a <= node.lineno <= b), None)
+        nccl = next((line for a, b, line in self.nccl if a <= node.lineno <= b), None) if self.nccl else None
         if rule == "PC101" and severity in (None, "error") and nccl and id(node) not in self.collective:
             extra += (f" (the NCCL process group started at line {nccl} needs a GPU per process, RCCL on ROCm: right "
                       "there, but a CPU-only run, which takes gloo, fails here)")  # fmt: skip
@@ -655,14 +690,21 @@ class _PyScan:
         self.found.append((node.lineno, node.col_offset + 1, rule, extra, severity))
 
     def guarded(self, node) -> bool:
-        return any(a <= node.lineno <= b for a, b in self.guards)
+        if not hasattr(self, "_guarded"):  # line -> guarded, made once (a range test per finding is quadratic)
+            self._guarded = bytearray(len(self.source.splitlines()) + 2)
+            for a, b in self.guards:
+                self._guarded[a : b + 1] = b"\x01" * (b + 1 - a)
+        return id(node) in self.guard_ids or bool(self._guarded[node.lineno])
 
     def _key(self, node) -> str:
-        """A name's key in self.fallback: an attribute as written; a plain name with the function it is in."""
-        if isinstance(node, ast.Attribute):
+        """A name's key in self.fallback: an attribute as written (self.x: with its class), a plain name with the
+        function or class it is in."""
+        if isinstance(node, ast.Attribute) and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
             return ast.unparse(node)
-        start = max((a for a, b in self.functions if a <= node.lineno <= b), default=0)
-        return f"{start}:{node.id}"
+        if isinstance(node, ast.Attribute):  # self.device: in the class around the method
+            cls = max((a for a, b in self.classes.items() if a <= node.lineno <= b), default=0)
+            return f"{cls}:{ast.unparse(node)}"
+        return f"{self.scope[node.lineno]}:{node.id}"
 
     def _other_vendor(self, node) -> bool:
         return any(a <= node.lineno <= b for a, b in self.other_vendor)
@@ -691,22 +733,23 @@ class _PyScan:
                 self.attribute(node)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imports(node)
-            elif isinstance(node, ast.Assign):
+            elif isinstance(node, ast.Assign | ast.AnnAssign):  # (AnnAssign: a dataclass field, device: str = "cuda")
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 if (
                     _is_cuda_str(node.value)
                     and not self.guarded(node)
-                    and any(re.search("device", _dotted(t), re.I) for t in node.targets)
+                    and any(re.search("device", _dotted(t), re.I) for t in targets)
                     and not any(
-                        self._key(t) in self.fallback for t in node.targets if isinstance(t, ast.Name | ast.Attribute)
+                        self._key(t) in self.fallback for t in targets if isinstance(t, ast.Name | ast.Attribute)
                     )
                 ):  # device = "cuda" as a module-level default or a config field
                     self.add(node.value, "PC101", f": {ast.unparse(node)[:60]}")
-                if any(_dotted(t).endswith("cudnn.benchmark") for t in node.targets) and (
+                if any(_dotted(t).endswith("cudnn.benchmark") for t in targets) and (
                     isinstance(node.value, ast.Constant) and node.value.value is True
                 ):
                     self.add(node, "PC108")
                 if self.triton and isinstance(node.value, ast.Constant) and node.value.value == 32:
-                    if any(re.search("warp", _dotted(t), re.I) for t in node.targets):
+                    if any(re.search("warp", _dotted(t), re.I) for t in targets):
                         self.add(node, "PC306", f": {ast.unparse(node)[:60]}")
             elif isinstance(node, ast.BinOp) and self.triton and isinstance(node.op, ast.Mult):
                 sides = {ast.unparse(node.left), ast.unparse(node.right)}
@@ -843,6 +886,19 @@ def _finding(path, lines, line, col, rule, extra="", severity=None) -> Finding |
     return Finding(path, line, col, rule, severity or r.severity, r.message + extra, r.fix)
 
 
+def _template(data: bytes) -> bool:
+    """A file that parses once its template tags ({% if %} lines, {{ names }}) are blanked out: a template, not a
+    broken file (an f-string's escaped braces alone are no template)."""
+    if not re.search(rb"\{%|\{\{\s*[\w.]+\s*\}\}", data):
+        return False
+    blanked = re.sub(rb"\{\{.*?\}\}", b"X", re.sub(rb"(?m)^\s*\{%.*?%\}\s*$|\{%.*?%\}|\{#.*?#\}", b"", data))
+    try:
+        ast.parse(blanked)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def scan_python(path: str, data: bytes) -> list[Finding]:
     """Findings of one Python file; a file that does not parse gives one PC900 finding."""
     try:
@@ -850,7 +906,7 @@ def scan_python(path: str, data: bytes) -> list[Finding]:
         source = data.decode("utf-8", "replace")
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError) as e:  # (Recursion: too deep)
         line = getattr(e, "lineno", None) or 1
-        if re.search(rb"\{\{|\{%", data) or "{{" in path:  # a Jinja or cookiecutter template: Python once rendered
+        if "{{" in path or _template(data):  # a Jinja or cookiecutter template: Python once rendered
             why = "a template (Jinja, cookiecutter): not Python until rendered, so not scanned"
             return [Finding(path, line, 1, "PC900", "info", why, "")]
         return [Finding(path, line, 1, "PC900", "error", f"file could not be parsed: {type(e).__name__}: {e}", "")]

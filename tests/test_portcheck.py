@@ -659,3 +659,62 @@ def test_nccl_process_groups_early_exits_gpu_switches_and_templates(tmp_path):
     assert ("run_{{cookiecutter.name}}.py", "PC900", "info") in found
     (nccl,) = [f for f in scan([str(tmp_path / "hf.py")])["findings"] if f["line"] == 6]
     assert "the NCCL process group started at line 7" in nccl["message"]
+
+
+def test_a_second_review_of_the_guards(tmp_path):
+    """A second review's reproductions: NCCL covers a block only from where nothing before can leave it; a way out
+    counts only when its test is true where there is no GPU (not `and` another option, not an Accelerator's process);
+    an `if` guards its GPU branch, not its else; a switch set in the code is no user's request; a fallback is a CPU
+    value for the same attribute in the same class; a dataclass field is a config default too."""
+    cases = {
+        "nccl_return.py": "import torch\nimport torch.distributed as dist\n\n\ndef main(args):\n"
+        "    if args.world_size == 1:\n"
+        "        return torch.nn.Linear(2, 2).cuda()\n"  # 7: error, the single-process path
+        "    dist.init_process_group('nccl')\n"
+        "    return torch.nn.Linear(2, 2).cuda()\n",  # 9: warning
+        "nccl_sometimes.py": "import os\nimport torch\nimport torch.distributed as dist\n\n\n"
+        "def train():\n    return torch.nn.Linear(2, 2).cuda()\n\n\n"  # 7: error
+        "if __name__ == '__main__':\n"
+        "    if 'RANK' in os.environ: dist.init_process_group('nccl')\n"
+        "    train()\n",
+        "exits.py": "import sys\nimport torch\n\n\ndef main(accelerator, args):\n"
+        "    is_main = accelerator.is_main_process\n"
+        "    if not is_main:\n        return\n"
+        "    x = torch.ones(2).cuda()\n"  # 9: error
+        "    if not torch.cuda.is_available() and args.require_gpu:\n        sys.exit('no GPU')\n"
+        "    return torch.ones(2).cuda()\n"  # 12: error
+        "\n\nif __name__ == '__main__':\n"
+        "    if not torch.cuda.is_available():\n        sys.exit('GPU required')\n"
+        "    y = torch.ones(2).cuda()\n",  # ok
+        "skipped.py": "import pytest\nimport torch\n\nif not torch.cuda.is_available():\n"
+        "    pytest.skip('needs a GPU', allow_module_level=True)\n"
+        "x = torch.ones(2).cuda()\n",  # ok
+        "branches.py": "import torch\n\nuse_gpu = True\n\n\ndef f(x, num_gpus, rank):\n"
+        "    if torch.cuda.is_available():\n        x = x.cuda()\n"  # ok
+        "    else:\n        y = torch.ones(2, device='cuda')\n"  # 10: error, the else of a GPU test
+        "    d = torch.device('cuda', rank) if num_gpus > 1 else torch.device('cuda')\n"  # 11: error, its else
+        "    if use_gpu:\n        x = x.cuda()\n"  # 13: error, a switch set in the code
+        "    return x, y, d\n",
+        "configs.py": "from dataclasses import dataclass\n\nimport torch\n\n\n"
+        "class A:\n    def __init__(self):\n        self.device = 'cuda'\n\n\n"  # 8: error, B's fallback is B's
+        "class B:\n    def __init__(self):\n        if not torch.cuda.is_available():\n"
+        "            self.device = 'cpu'\n"
+        "\n\n@dataclass\nclass TrainConfig:\n"
+        "    device: str = 'cuda'\n",  # 19: error
+    }  # fmt: skip
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    assert _severities(tmp_path) == {
+        ("nccl_return.py", 7): "error", ("nccl_return.py", 9): "warning", ("nccl_sometimes.py", 7): "error",
+        ("exits.py", 9): "error", ("exits.py", 12): "error", ("branches.py", 10): "error",
+        ("branches.py", 11): "error", ("branches.py", 13): "error", ("configs.py", 8): "error",
+        ("configs.py", 19): "error",
+    }  # fmt: skip
+    broken = tmp_path / "broken.py"
+    broken.write_text("def report(d):\n    print(f\"config: {{d['lr']}\")\n")  # an f-string typo, no template
+    real = tmp_path / "real.py"
+    real.write_text(
+        'MODEL = "{{ cookiecutter.model_name }}"\n{% if cookiecutter.use_gpu %}\ndevice = "cuda"\n{% endif %}\n'
+    )
+    assert [f["severity"] for f in scan([str(broken)])["findings"]] == ["error"]
+    assert [f["severity"] for f in scan([str(real)])["findings"]] == ["info"]
