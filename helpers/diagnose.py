@@ -90,6 +90,9 @@ RULES = (
             r"\w*\.dll",
             r"Error loading \"[^\"]*zluda[^\"]*\.dll\"",  # ZLUDA's stand-ins for CUDA's DLLs load the HIP SDK's
             r"ERROR: testSharedLibrariesLoad",  # TheRock's rocm_sdk test: a ROCm library of the wheel did not load
+            # a symbol version a program was linked against, missing from the ROCm library it loads (another release)
+            r"not defined in file lib(amdhip64|hip\w*|roc\w*|MIOpen|hsa-runtime64|rccl|amd_comgr)[\w.-]*\.so",
+            r"rocm_sdk[/\\]__init__\.py\", line \d+, in (find_libraries|preload_libraries)",  # TheRock's wheels
         ),
         "A ROCm library that torch loads is missing or from another ROCm version",
         "At import, torch (or a package) loads ROCm's shared libraries: libamdhip64, libMIOpen, rocBLAS, ... One "
@@ -124,8 +127,9 @@ RULES = (
     Rule(
         "compiler_crash",
         (
-            r"Please submit a full bug report",
+            r"Please submit a (full )?bug report",  # GCC's, and LLVM's (clang, lld) crash banner
             r"Program arguments: \S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\s",  # LLVM's crash report (Stack dump:)
+            r"\(\S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\+0x[0-9a-f]+\)",  # a frame of an LLVM tool's crash backtrace
             r"died due to signal \d+|internal compiler error|Killed signal terminated program cc1",
         ),
         "The compiler itself crashed while building",
@@ -192,6 +196,9 @@ RULES = (
             r"Torch not compiled with CUDA enabled",
             r"No ROCm runtime is found",  # torch.utils.cpp_extension: ROCM_HOME exists, torch.version.hip is None
             r"Found no NVIDIA driver",
+            r"The NVIDIA driver on your system is too old",  # a CUDA build's check (torch/cuda/__init__.py)
+            r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",  # a CPU-only torchvision
+            r"AppendExecutionProvider_ROCM",  # an ONNX Runtime built without its ROCm execution provider
             r"libcudart\.so[.\d]*: cannot open",
         ),
         "A CPU or CUDA build (of torch or a runtime) where a ROCm build is needed",
@@ -344,6 +351,7 @@ RULES = (
             r"(bf16|bfloat16)\W.{0,80}(not available|doesn't support|not supported on|requires? (an )?Ampere|compute "
             r"capability)",
             r"only supported on GPUs with compute capability",
+            r"op_builder[/\\]\w+\.py\", line \d+, in is_compatible",  # DeepSpeed's op checks (CUDA version, capability)
         ),
         "A library's capability check only knows NVIDIA GPUs",
         "Some frameworks decide bf16 or fused-kernel support with NVIDIA-only rules (compute capability >= 8.0, "
@@ -445,6 +453,8 @@ RULES = (
             r"__triton_launcher",
             r"amd_triton_kernel",  # the temporary files of Triton's AMD backend (.hsaco code objects)
             r"InductorError",
+            r"LoweringException",  # Inductor's, around a Triton error (a Triton of another release than torch's)
+            r"No module named 'triton\._C",  # Triton's compiled core: another Triton release, or a broken install
             r"/tmp/\w+/main\.c:\d+:\d+: fatal error",
             r"TRITON_HIP_LLD_PATH",
             r"Triton Error \[HIP\]",
@@ -581,6 +591,7 @@ RULES = (
         (
             r"is not a member of ['\u2018]llvm::",
             r"/(ockl|ocml)/src/\S+\.cl:\d+:\d+: error:",  # the device libraries' own sources: another clang
+            r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",  # building HCC (ROCm's old compiler) itself
         ),
         "A ROCm component built against another LLVM release",
         "ROCm's compiler pieces (comgr, the device libraries, hipcc's clang) are built against the LLVM of the same "
@@ -627,7 +638,7 @@ RULES = (
             r"Total number of replaced kernel launches[\s\S]{0,900}?Cannot find source file",
             r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
             r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
-            r"Can't exec \"[^\"]*/bin/(hcc|clang)",  # hipcc (a Perl script in old ROCm) cannot find its compiler
+            r"Can't exec \"[^\"]*/bin/(hcc|clang|nvcc)",  # hipcc (a Perl script in old ROCm) cannot run its compiler
             r"error: unknown warning option",
             r"error: command '[^']*(hipcc|nvcc|clang\+\+|g\+\+|c\+\+)' failed",
             r"Failed building wheel for|Failed to build installable wheels",
@@ -646,6 +657,7 @@ RULES = (
             r"<inline asm>",
             r"cannot find HIP runtime",
             r"does not contain the HIP runtime CMake package",  # CMake's HIP language: ROCm's hip-lang is missing
+            r"Failed to find ROCm root directory",  # the same, from CMake's HIP compiler detection
             r"was built using hcc",  # HCC-era hipcc: HIP and the compiler are from different releases
             r"nvcc was not found",
             r"bin/hipcc: ",  # the shell cannot run hipcc (not installed there), in any language

@@ -81,7 +81,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 287 of 360 right (79.7 %); below it: a regression
+HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 314 of 394 right (79.7 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -130,6 +130,12 @@ HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 287 of 360 right (79.7 %); below it
 # with different labels found two held-out rows against that precedent (e612, e819: rocBLAS's "Cannot read
 # TensileLibrary.dat ... for GPU arch", blas_library since e494): relabelled, in the tool's favour (270 -> 272).
 # So 287 of 360.
+# Then 71 more (e1246-e1316) from six query lists aimed at the weakest categories (builds, library loading, wheels,
+# Triton and torch.compile, third-party extensions, runtime and compiler crashes), 34 held out, labelled the same way
+# (14 disagreements; e1289, with no majority, dropped; e1255 and e1249 keep the labels of the same messages in e458
+# and e392): 24 of the 34 right before tuning (25 with e1255's label), the same after tuning on the 36 new development
+# rows; two earlier held-out rows now right (e890, an LLVM crash banner; e1186, CMake not finding the ROCm root): 289.
+# So 314 of 394.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -143,7 +149,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 79.7 % (287 of 360), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 79.7 % (314 of 394), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
