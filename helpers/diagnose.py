@@ -591,7 +591,6 @@ RULES = (
         (
             r"is not a member of ['\u2018]llvm::",
             r"/(ockl|ocml)/src/\S+\.cl:\d+:\d+: error:",  # the device libraries' own sources: another clang
-            r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",  # building HCC (ROCm's old compiler) itself
         ),
         "A ROCm component built against another LLVM release",
         "ROCm's compiler pieces (comgr, the device libraries, hipcc's clang) are built against the LLVM of the same "
@@ -601,6 +600,18 @@ RULES = (
             "From source: build them with the llvm-project of the same ROCm release (ROCm's own branch)",
         ),
         "https://rocm.docs.amd.com/projects/llvm-project/en/latest/",
+    ),
+    Rule(
+        "unknown",  # not a port either: building HCC, ROCm's compiler before HIP-Clang, from its sources
+        (r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",),
+        "Building HCC (ROCm's old compiler) itself failed",
+        "HCC was ROCm's C++ compiler until HIP-Clang replaced it in ROCm 3.5; its sources are archived. This error "
+        "comes from building that compiler, not from the code being ported.",
+        (
+            "Use the hipcc (HIP-Clang) of a current ROCm release instead of building HCC",
+            "Port C++ AMP or HC code to HIP (hipify-perl or hipify-clang for CUDA-style code)",
+        ),
+        "https://rocm.docs.amd.com/projects/HIP/en/latest/",
     ),
     Rule(
         "unknown",  # not a port: the build misses a header of a library that has nothing to do with GPUs
