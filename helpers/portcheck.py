@@ -27,7 +27,7 @@ import os
 import re
 import subprocess
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, replace
 
 
@@ -1203,8 +1203,10 @@ def format_text(result: dict) -> str:
         out.append(f"{e['path']}: could not read: {e['error']}")
     if out:
         out.append("")
-    for rule, n in result["summary"].items():
-        out.append(f"{n:5d}  {rule} {RULES[rule].severity:7s} {RULES[rule].message[:80]}")
+    for rule, n in result["summary"].items():  # by the severity each finding got (a test's PC101 is a warning)
+        got = Counter(f["severity"] for f in result["findings"] if f["rule"] == rule)
+        how = ", ".join(f"{got[s]} {s}" for s in ("error", "warning", "info") if got[s])
+        out.append(f"{n:5d}  {rule} ({how}) {RULES[rule].message[:80]}")
     n = len(result["findings"])
     errors = sum(f["severity"] == "error" for f in result["findings"])
     out.append(f"{n} finding{'s' * (n != 1)} in {result['files_scanned']} files ({result['lines_scanned']} lines), "

@@ -134,6 +134,9 @@ def test_select_ignore_and_exit_codes(capsys, monkeypatch):
     assert main([bad]) == 1
     out = capsys.readouterr().out
     assert re.search(r"py_bad\.py:15:\d+: PC101 error ", out) and "findings in 1 files" in out
+    pc101 = [f["severity"] for f in scan([bad])["findings"] if f["rule"] == "PC101"]  # the summary counts what each got
+    want = ", ".join(f"{pc101.count(s)} {s}" for s in ("error", "warning", "info") if s in pc101)
+    assert "warning" in want and re.search(rf"^\s+{len(pc101)}  PC101 \({want}\) ", out, re.M), want
     assert main([bad, "--select", "PC11", "--json"]) == 0  # only warnings/info selected
     data = json.loads(capsys.readouterr().out)
     assert data["schema"] == 1 and set(data["summary"]) == {"PC110", "PC111", "PC112", "PC113", "PC114"}
