@@ -192,6 +192,9 @@ GUARD = re.compile(
 # rank) if num_gpus > 1 else None`) or a switch to use one (`if self.use_gpu:`). Its branch runs only with GPUs; its
 # else is the path a CPU-only run takes, so that stays unguarded.
 ASKED_GPU = re.compile(r"\b(num|n)_?gpus?\s*(>\s*1|>=\s*2)\b|^[\w.]*\buse_(gpu|cuda)s?$")
+# A function named for the GPU (move_to_cuda, collect_results_gpu, cuda_forward): putting things on the GPU is what
+# it is for, and its callers choose whether to call it (not one that picks: cpu_or_gpu, ...)
+GPU_NAMED = re.compile(r"^(?!.*(cpu|(^|_)or(_|$)))\w*?(^|_)(cuda|gpus?)(_|$)", re.I)
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
@@ -408,24 +411,34 @@ def _resolve(folder: str, module: str, level: int) -> str | None:
     return None
 
 
+def _nccl_functions(tree) -> frozenset[str]:
+    """The functions a module defines at its top that start an NCCL process group in their own body, outside any
+    branch (def init_distributed_mode(args): ...; dist.init_process_group(backend="nccl", ...)): whoever calls one
+    runs with NCCL from then on."""
+    return frozenset(
+        fn.name for fn in getattr(tree, "body", []) if isinstance(fn, ast.FunctionDef) and any(
+            isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _starts_nccl(s.value) for s in fn.body)
+    )  # fmt: skip
+
+
 @functools.cache  # (small results: a few names per module)
-def _module(file: str) -> tuple[frozenset[str], dict]:
-    """A module's flags, and what it imports at its top: local name -> (module, level, name)."""
+def _module(file: str) -> tuple[frozenset[str], dict, frozenset[str]]:
+    """A module's flags, what it imports at its top (local name -> (module, level, name)), its NCCL functions."""
     try:
         with open(file, "rb") as f:
             tree = ast.parse(f.read())
-        flags = frozenset(_own_flags(tree))
+        flags, nccl = frozenset(_own_flags(tree)), _nccl_functions(tree)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):  # (deeply nested generated code)
-        return frozenset(), {}
+        return frozenset(), {}, frozenset()
     imports = {a.asname or a.name: (n.module, n.level, a.name) for n in tree.body
                if isinstance(n, ast.ImportFrom) and n.module for a in n.names}  # fmt: skip
-    return flags, imports
+    return flags, imports, nccl
 
 
 def _is_flag(folder: str, module: str, level: int, name: str, hops: int = 1) -> bool:
     """Is ``name``, imported from ``module`` in a file of ``folder``, a flag there (or re-exported from one)?"""
     file = _resolve(folder, module, level)
-    flags, imports = _module(file) if file else (frozenset(), {})
+    flags, imports, _ = _module(file) if file else (frozenset(), {}, frozenset())
     if name in flags:
         return True
     return hops > 0 and name in imports and _is_flag(os.path.dirname(file), *imports[name], hops - 1)
@@ -542,6 +555,7 @@ class _PyScan:
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
             if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job
                 self.guards.append((fn.lineno, fn.end_lineno))
+        self.gpu_named = [(fn.lineno, fn.end_lineno, fn.name) for fn in functions if GPU_NAMED.search(fn.name)]
         # `if not torch.cuda.is_available(): return` (raise, sys.exit(...), quit()) guards the rest of the function, or
         # at a module's top the rest of the module (after `if torch.cuda.is_available(): return`, nothing is guarded)
         mains = [n for n in getattr(tree, "body", []) if _is_main(n)]
@@ -554,11 +568,30 @@ class _PyScan:
         # The block runs with NCCL from its start, or from after the last statement before the call that can leave
         # it (a branch that returns first runs without). A script that starts NCCL in its run (the module's body, its
         # __main__ block) with no way out before is NCCL code as a whole.
+        # So does a call of a project function that starts one (utils.init_distributed_mode(args)), read one hop away.
         self.nccl: list[tuple[int, int, int]] = []
+        starts = set(_nccl_functions(tree))  # f(...) of this module, or imported: f(...), module.f(...)
+        called = {_dotted(s.value.func) for s in nodes if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)}
+        heads = {c.split(".")[0] for c in called}
+        for n in (n for n in getattr(tree, "body", []) if isinstance(n, ast.Import | ast.ImportFrom)):
+            for a in (a for a in n.names if (a.asname or a.name.split(".")[0]) in heads):
+                if isinstance(n, ast.Import):  # import pkg.utils (as u): u.f(...)
+                    found = [(a.name, 0, f"{a.asname or a.name}.")]
+                else:  # from pkg import utils: utils.f(...); from pkg.utils import f (as g): g(...)
+                    found = [(".".join(filter(None, [n.module, a.name])), n.level, f"{a.asname or a.name}.")]
+                    found += [(n.module, n.level, a.name)] if n.module else []
+                for module, level, local in found:
+                    file = _resolve(folder, module, level)
+                    functions = _module(file)[2] if file else frozenset()
+                    if local.endswith("."):
+                        starts |= {local + f for f in functions}
+                    elif local in functions:
+                        starts.add(a.asname or a.name)
         for n in (n for n in nodes if not isinstance(n, ast.ClassDef)):
             for block in (b for f in ("body", "orelse") if isinstance(b := getattr(n, f, None), list)):
                 for i, stmt in enumerate(block):
-                    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _starts_nccl(stmt.value):
+                    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (
+                            _starts_nccl(stmt.value) or _dotted(stmt.value.func) in starts):  # fmt: skip
                         exits = [s.end_lineno + 1 for s in block[:i] if any(
                             isinstance(x, ast.Return | ast.Raise) or _leaves(x) for x in ast.walk(s))]  # fmt: skip
                         whole = (n is tree or n in mains) and not exits
@@ -683,6 +716,11 @@ class _PyScan:
         if rule == "PC101" and severity in (None, "error") and nccl and id(node) not in self.collective:
             extra += (f" (the NCCL process group started at line {nccl} needs a GPU per process, RCCL on ROCm: right "
                       "there, but a CPU-only run, which takes gloo, fails here)")  # fmt: skip
+            severity = "warning"
+        named = next((f for a, b, f in self.gpu_named if a <= node.lineno <= b), None) if self.gpu_named else None
+        if rule == "PC101" and severity in (None, "error") and named:
+            extra += (f" (in {named}(), a function named for the GPU: putting things there is its job, so the caller "
+                      "that runs it where no GPU is must test for one; or give it a device parameter)")  # fmt: skip
             severity = "warning"
         if rule == "PC101" and self.gpu_only:
             extra += f" (GPU-only by design: the module {self.gpu_only})"

@@ -664,6 +664,49 @@ def test_nccl_process_groups_early_exits_gpu_switches_and_templates(tmp_path):
     assert "the NCCL process group started at line 7" in nccl["message"]
 
 
+def test_functions_named_for_the_gpu_and_nccl_started_by_a_project_function(tmp_path):
+    """What a fourth set of projects outside the study showed (LAVIS, mmcv's test helpers, DINO): a function named for
+    the GPU (move_to_cuda, collect_results_gpu) is GPU code by design, so its caller decides: a warning; and a script
+    whose main block calls a project function that starts NCCL (utils.init_distributed_mode(args)) runs with a GPU
+    per process, read one import away in each spelling, while a function that starts NCCL only in a branch does not
+    count, and neither does one that picks the device (cpu_or_gpu)."""
+    pkg = tmp_path / "proj"
+    (pkg / "pkg").mkdir(parents=True)
+    (pkg / "pkg" / "__init__.py").write_text("")
+    dist_init = ("import sys\nimport torch\nimport torch.distributed as dist\n\n\n"
+                 "def init_distributed_mode(args):\n"
+                 "    if not torch.cuda.is_available():\n        sys.exit('needs a GPU')\n"
+                 "    dist.init_process_group(backend='nccl')\n\n\n"
+                 "def maybe_init(args):\n"
+                 "    if args.distributed:\n        dist.init_process_group(backend='nccl')\n")  # fmt: skip
+    (pkg / "utils.py").write_text(dist_init)
+    (pkg / "pkg" / "dist_utils.py").write_text(dist_init)
+    main = "\n\n\ndef extract(model):\n    return model.cuda()\n\n\nif __name__ == '__main__':\n    {}(args)\n"
+    cases = {
+        "eval_a.py": "import utils" + main.format("utils.init_distributed_mode"),  # 5: warning
+        "eval_b.py": "from pkg import dist_utils" + main.format("dist_utils.init_distributed_mode"),  # 5: warning
+        "eval_c.py": "from pkg.dist_utils import init_distributed_mode as init" + main.format("init"),  # 5: warning
+        "eval_d.py": "import pkg.dist_utils" + main.format("pkg.dist_utils.init_distributed_mode"),  # 5: warning
+        "eval_e.py": "import utils" + main.format("utils.maybe_init"),  # 5: error, NCCL only sometimes
+        "eval_f.py": "import utils" + main.format("utils.other"),  # 5: error
+        "helpers_gpu.py": "import torch\n\n\ndef move_to_cuda(batch):\n    return batch.cuda()\n\n\n"  # 5
+        "def collect_results_gpu(part):\n    return torch.empty(2, device='cuda')\n\n\n"  # 9: warning
+        "def cpu_or_gpu(x):\n    return x.cuda()\n\n\n"  # 13: error, a function that picks
+        "def load(x):\n    return x.cuda()\n",  # 17: error
+    }  # fmt: skip
+    for name, text in cases.items():
+        (pkg / name).write_text(text)
+    found = _severities(pkg)
+    assert {k: v for k, v in found.items() if k[0] != "utils.py" and k[0] != "dist_utils.py"} == {
+        ("eval_a.py", 5): "warning", ("eval_b.py", 5): "warning", ("eval_c.py", 5): "warning",
+        ("eval_d.py", 5): "warning", ("eval_e.py", 5): "error", ("eval_f.py", 5): "error",
+        ("helpers_gpu.py", 5): "warning", ("helpers_gpu.py", 9): "warning", ("helpers_gpu.py", 13): "error",
+        ("helpers_gpu.py", 17): "error",
+    }  # fmt: skip
+    (named,) = [f for f in scan([str(pkg / "helpers_gpu.py")])["findings"] if f["line"] == 5]
+    assert "in move_to_cuda(), a function named for the GPU" in named["message"]
+
+
 def test_a_second_review_of_the_guards(tmp_path):
     """A second review's reproductions: NCCL covers a block only from where nothing before can leave it; a way out
     counts only when its test is true where there is no GPU (not `and` another option, not an Accelerator's process);
