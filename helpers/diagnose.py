@@ -86,7 +86,7 @@ RULES = (
             r"(amdhip64|hiprtc|rocblas|hipblas\w*|MIOpen|rccl)\w*\.dll was not found",
             r"Error loading \"[^\"]*\b(caffe2_nvrtc|torch_hip|c10_hip|amdhip64\w*)\.dll\" or one of its dependencies",
             r"MIOpen library not found",  # torch's warning when it cannot load MIOpen
-            r"(Failed to load|Could not find module) '?(amdhip64|hiprtc|rocblas|hipblas|MIOpen|rccl|libsmi_host)"
+            r"(Failed to load|Could not find module) '?(amdhip64|hiprtc|rocblas|hipblas|MIOpen|rccl|libsmi_\w+)"
             r"\w*\.dll",
             r"Error loading \"[^\"]*zluda[^\"]*\.dll\"",  # ZLUDA's stand-ins for CUDA's DLLs load the HIP SDK's
             r"ERROR: testSharedLibrariesLoad",  # TheRock's rocm_sdk test: a ROCm library of the wheel did not load
@@ -142,6 +142,21 @@ RULES = (
             "If it crashes on the same file every time: another compiler release, or clang (CC=clang CXX=clang++)",
         ),
         "https://gcc.gnu.org/bugs/",
+    ),
+    Rule(
+        "nvidia_only_check",  # before wsl_runtime: an amdsmi warning printed before it is no cause
+        (r"in _extract_arch_version\s+base = arch_string\.split\(",),
+        "torch's check of NVIDIA compute capabilities met an AMD GPU",
+        "torch.cuda checks at its first use that the GPU's compute capability (sm_XX) is among those the build was "
+        "compiled for, on CUDA builds only. Here it read an architecture name without the sm_ form (an AMD gfx "
+        "target): this environment's torch takes itself for a CUDA build while it runs on an AMD GPU.",
+        (
+            'python -c "import torch; print(torch.__version__, torch.version.cuda, torch.version.hip, '
+            'torch.cuda.get_arch_list())"',
+            f"Reinstall torch and torchvision from one ROCm index in a fresh environment: pip install torch "
+            f"torchvision --index-url {ROCM_WHEEL_INDEX}",
+        ),
+        ROCM_INSTALL,
     ),
     Rule(
         "wsl_runtime",
@@ -220,6 +235,7 @@ RULES = (
             r"HSA_STATUS_ERROR_INVALID_ISA",
             r"Module not initialized",  # HIP (hip_global.cpp): no code object of the module loads on this GPU
             r"hipErrorNoBinaryForGpu",
+            r"HIP is not supported on the specified GPU ARCH",  # hip_runtime.h's #error: HIP does not run on it
             # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
             # (not a framework's own JIT module: "hipModuleLoadData(...) failed with error: ...")
             r"(HIP|CUDA) error: shared object initialization failed",
@@ -320,6 +336,7 @@ RULES = (
             r"HIPBLAS_STATUS_\w+",
             r"hipBLASLt (error|on an? unsupported architecture)",
             r"rocBLAS error",
+            r"rocBLAS call failed|rocblas_invoke",  # MIGraphX and others: a rocBLAS call returned a status
             r"Expected iter != ops_\.end\(\)",  # TunableOp: the selected GEMM solution is not in this rocBLAS/hipBLASLt
             r"rocblas_status_\w+",
             r"CUBLAS_STATUS_(?!NOT_SUPPORTED[^\n]*_16BF\b)\w+",  # (a bf16 GEMM not supported: dtype_unsupported)
@@ -387,6 +404,7 @@ RULES = (
             r"HCCL",
             r"NCCL (error|WARN)",
             r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage",
+            r"(^|\n)\s*\d+\s+nccl[A-Z]\w*\s*(\n|$)",  # a native backtrace (Paddle's) stopped in an NCCL/RCCL call
             r"ProcessGroupNCCL(?!\d)",  # not in a mangled C++ name of a native backtrace (ProcessGroupNCCL8WorkNCCL)
             # ProcessGroupNCCL's watchdog (RCCL on ROCm): a collective that timed out, or a GPU error it caught
             r"Watchdog caught collective operation timeout|Process group watchdog thread terminated with exception",
@@ -410,6 +428,8 @@ RULES = (
             r"not implemented for '(BFloat16|Half|Float8\w*)'",
             r"BLAS_STATUS_NOT_SUPPORTED[^\n]*_16BF\b",  # a bf16 GEMM (CUDA_R_16BF) this GPU's BLAS does not run
             r"float8_e4m3fn\b",
+            # HIP's bfloat16 types lack a conversion the code (often generated) uses: a compile error on this dtype
+            r"no matching conversion for C-style cast from '\w+' to '(hip_bfloat16|__hip_bfloat16|__bf16)'",
             r"e4m3fnuz|e5m2fnuz",
             r"(unsupported|not support(ed)?).{0,40}(bfloat16|float16|half|fp8|float8)",
             r"(bfloat16|float16|fp8|float8).{0,40}(unsupported|not supported)",
@@ -560,11 +580,14 @@ RULES = (
             r"compiled without NumPy support",
             r"numpy\.core\.multiarray failed to import",
             r"compiled using NumPy 1\.x cannot be run in",  # "NumPy 2" may follow on the next line
+            r"cannot import name '\w+' from 'numpy[\w.]*'",  # a name NumPy 2 moved or removed
         ),
         "NumPy and torch disagree",
-        "torch was built against another NumPy major version (1.x against 2.x), or without NumPy.",
+        "torch, or a package beside it, was built or written for another NumPy release than the one installed (1.x "
+        "against 2.x: NumPy 2 moved or removed names), or torch was built without NumPy.",
         (
-            "pip install 'numpy<2' for torch releases built against NumPy 1.x (or a torch built for NumPy 2)",
+            "pip install 'numpy<2' where torch or a package was built or written for NumPy 1.x (or upgrade them to "
+            "releases for NumPy 2)",
             "Inside a rocm/pytorch image: use the image's python and its numpy; do not reinstall numpy over it",
         ),
         "https://numpy.org/devdocs/numpy_2_0_migration_guide.html",
@@ -603,13 +626,17 @@ RULES = (
     ),
     Rule(
         "unknown",  # not a port either: building HCC, ROCm's compiler before HIP-Clang, from its sources
-        (r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",),
-        "Building HCC (ROCm's old compiler) itself failed",
-        "HCC was ROCm's C++ compiler until HIP-Clang replaced it in ROCm 3.5; its sources are archived. This error "
-        "comes from building that compiler, not from the code being ported.",
         (
-            "Use the hipcc (HIP-Clang) of a current ROCm release instead of building HCC",
-            "Port C++ AMP or HC code to HIP (hipify-perl or hipify-clang for CUDA-style code)",
+            r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",
+            r"CMakeFiles[/\\]hipify-clang\.dir[/\\]",  # building the HIPIFY tool itself
+        ),
+        "Building one of ROCm's own compilers or tools (HCC, hipify-clang) failed",
+        "This error comes from building the tool itself, not from the code being ported. (HCC was ROCm's C++ compiler "
+        "until HIP-Clang replaced it in ROCm 3.5; its sources are archived.)",
+        (
+            "Install the tool from ROCm's packages (hipcc, hipify-clang) instead of building it",
+            "From source: build a release tag against the LLVM it names; search that project's issue tracker for the "
+            "error line",
         ),
         "https://rocm.docs.amd.com/projects/HIP/en/latest/",
     ),
@@ -637,7 +664,7 @@ RULES = (
             r"(hipcc|clang(-\d+)?|hip-clang): error:",
             r"\.\w+(\.\w+)?:\d+:\d+: (fatal )?error:",  # file.cu:12:5: error: (also when hipcc reads a library)
             # file.cu(12): error: (nvcc), file.cpp(12,5): error: (clang-cl), error C2065: (MSVC), error G30...: (hipcc)
-            r"\.\w+(\.\w+)?\(\d+(,\d+)?\): (fatal )?error( [A-Z]\w*)?:",
+            r"\.\w+(\.\w+)?\(\d+(,\d+)?\):\s*(fatal )?error( [A-Z]\w*)?:",  # (nvcc-style: error: on the next line)
             # CMake did not find a ROCm package
             r'(By not providing "Find|configuration file provided by ")'
             r"(hsa-runtime64|hip\w*|roc\w*|miopen|rccl|amd_comgr)\b",

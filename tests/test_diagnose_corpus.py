@@ -81,7 +81,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 314 of 394 right (79.7 %); below it: a regression
+HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 328 of 417 right (78.7 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -136,6 +136,11 @@ HELDOUT_FLOOR = 0.79  # measured 2026-11-30: 314 of 394 right (79.7 %); below it
 # and e392): 24 of the 34 right before tuning (25 with e1255's label), the same after tuning on the 36 new development
 # rows; two earlier held-out rows now right (e890, an LLVM crash banner; e1186, CMake not finding the ROCm root): 289.
 # So 314 of 394.
+# Then 66 more (e1317-e1382) from six new query lists (ROCm 7 and new GPUs, libraries and applications, HIP runtime
+# errors, BLAS and MIOpen, profilers and containers, GPU code types and warps), 23 held out, labelled the same way (6
+# disagreements, each with a majority): 14 of the 23 right before tuning on the 43 new development rows (33 of those
+# were right before), the same after; earlier held-out rows unchanged at 314. So 328 of 417: new real data came in
+# harder than the rules had seen, and the floor was set to the new measurement (0.79 -> 0.78), no rule was loosened.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -149,7 +154,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 79.7 % (314 of 394), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.7 % (328 of 417), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
