@@ -189,12 +189,21 @@ GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
 )
 # An if-test that a user asked for GPUs: more than one (`num_gpus > 1`: the multi-GPU branch; `torch.device("cuda",
-# rank) if num_gpus > 1 else None`) or a switch to use one (`if self.use_gpu:`). Its branch runs only with GPUs; its
-# else is the path a CPU-only run takes, so that stays unguarded.
-ASKED_GPU = re.compile(r"\b(num|n)_?gpus?\s*(>\s*1|>=\s*2)\b|^[\w.]*\buse_(gpu|cuda)s?$")
+# rank) if num_gpus > 1 else None`), any (`if cfg.NUM_GPUS:`, `num_gpus > 0`, also `and` another test: a config's GPU
+# count, 0 for a CPU run) or a switch to use one (`if self.use_gpu:`). Its branch runs only with GPUs; its else is the
+# path a CPU-only run takes, so that stays unguarded.
+ASKED_GPU = re.compile(
+    r"(?i:\b(num|n)_?gpus?\s*(>\s*[01]|>=\s*[12]|!=\s*0)\b)|^[\w.]*\buse_(gpu|cuda)s?$"
+    r"|(^|\band\s)\s*[\w.]*\b(?i:(num|n)_?gpus?)\s*(\band\b|$)"
+)
 # A function named for the GPU (move_to_cuda, collect_results_gpu, cuda_forward): putting things on the GPU is what
 # it is for, and its callers choose whether to call it (not one that picks: cpu_or_gpu, ...)
 GPU_NAMED = re.compile(r"^(?!.*(cpu|(^|_)or(_|$)))\w*?(^|_)(cuda|gpus?)(_|$)", re.I)
+# Modules without parameters or buffers: nn.CrossEntropyLoss().cuda() moves nothing, so it runs on any machine
+PARAMETER_FREE = re.compile(
+    r"\w*Loss|(Log)?Softmax|Softmin|ReLU6?|LeakyReLU|GELU|SiLU|Mish|Sigmoid|Tanh|Hardtanh|Hardswish|Hardsigmoid|S?ELU|"
+    r"CELU|Dropout([123]d)?|Identity|Flatten|Unflatten|(Adaptive)?(Max|Avg)Pool[123]d|Upsample|PixelShuffle"
+)
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
@@ -415,10 +424,16 @@ def _nccl_functions(tree) -> frozenset[str]:
     """The functions a module defines at its top that start an NCCL process group in their own body, outside any
     branch (def init_distributed_mode(args): ...; dist.init_process_group(backend="nccl", ...)): whoever calls one
     runs with NCCL from then on."""
-    return frozenset(
-        fn.name for fn in getattr(tree, "body", []) if isinstance(fn, ast.FunctionDef) and any(
-            isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _starts_nccl(s.value) for s in fn.body)
-    )  # fmt: skip
+
+    def starts(fn) -> bool:  # (a function that can return before the call does not always start it)
+        for s in fn.body:
+            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _starts_nccl(s.value):
+                return True
+            if any(isinstance(x, ast.Return) for x in ast.walk(s)):
+                return False
+        return False
+
+    return frozenset(fn.name for fn in getattr(tree, "body", []) if isinstance(fn, ast.FunctionDef) and starts(fn))
 
 
 @functools.cache  # (small results: a few names per module)
@@ -813,7 +828,14 @@ class _PyScan:
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if attr == "cuda" and not self.guarded(node):
             follows = node.args and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "device"
-            if follows:  # .cuda(w.device): the GPU w is on; it fails only where w is on the CPU
+            made = node.func.value if isinstance(node.func.value, ast.Call) else None
+            module = _dotted(made.func) if made else ""
+            empty = made and module.startswith(("nn.", "torch.nn.")) and PARAMETER_FREE.fullmatch(module.split(".")[-1])
+            if empty and (not made.args or not module.endswith("Loss")) and not any(
+                    k.arg in ("weight", "pos_weight") for k in made.keywords):  # fmt: skip
+                self.add(node.func, "PC101", f": {ast.unparse(made)[:40]} has no parameters or buffers, so .cuda() "
+                         "moves nothing and runs on any machine; drop it", "info")  # fmt: skip
+            elif follows:  # .cuda(w.device): the GPU w is on; it fails only where w is on the CPU
                 other = ast.unparse(node.args[0])[:40]
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} follows {other}, which must be on a GPU; "
                          f".to({other}) works wherever it is", "warning")  # fmt: skip
@@ -827,7 +849,14 @@ class _PyScan:
             if k.arg == "device" and _is_cuda_str(k.value) and not self.guarded(node):
                 self.add(k.value, "PC101", f": device={k.value.value!r}")
             if k.arg == "default" and attr == "add_argument" and _is_cuda_str(k.value) and not self._falls_back(node):
-                self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}")
+                choices = [c.value for c in node.keywords if c.arg == "choices"]
+                choices = [x.value for c in choices if isinstance(c, ast.List | ast.Tuple) for x in c.elts
+                           if isinstance(x, ast.Constant)]  # fmt: skip
+                if "cpu" in choices:  # the script runs on a CPU, asked: a plain run still fails there
+                    self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}, with 'cpu' among its "
+                             "choices: a run without --device fails on a CPU-only machine", "warning")  # fmt: skip
+                else:
+                    self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}")
         if name == "torch.load" and len(node.args) < 2 and not any(k.arg == "map_location" for k in node.keywords):
             self.add(node, "PC104")
         full = self.expand(name)

@@ -527,8 +527,10 @@ def test_guards_reach_no_further_than_what_they_test(tmp_path):
         "    else:\n"
         "        model = model.cuda()\n"  # 5: the one-GPU or CPU path
         "    if args.num_gpus >= 1:\n"
-        "        model.cuda()\n"  # 7: one GPU asked for, the default on a laptop
-        "    x = torch.zeros(3, device='cuda') if n_gpus else None\n",  # 8
+        "        model.cuda()\n"  # ok: GPUs asked for, like use_gpu (a config's count is 0 for a CPU run: SlowFast)
+        "    x = torch.zeros(3, device='cuda') if n_gpus else None\n"  # ok: the same
+        "    if args.num_gpus >= 0:\n"
+        "        model.cuda()\n",  # 10: true without GPUs too
         "refine.py": "import argparse\nimport torch\nparser = argparse.ArgumentParser()\n"
         "parser.add_argument('--device', default='cuda')\n"  # 4: refined under a GPU test, never replaced by a CPU
         "args = parser.parse_args()\n"
@@ -578,7 +580,7 @@ def test_guards_reach_no_further_than_what_they_test(tmp_path):
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
     assert _severities(tmp_path) == {
-        ("count.py", 5): "error", ("count.py", 7): "error", ("count.py", 8): "error",
+        ("count.py", 5): "error", ("count.py", 10): "error",
         ("refine.py", 4): "error", ("attrs.py", 7): "error", ("names.py", 2): "error", ("names.py", 10): "error",
         ("comm.py", 6): "error", ("comm.py", 9): "error", ("vendors.py", 4): "error", ("vendors.py", 6): "error",
         ("exits.py", 6): "error", ("exits.py", 10): "error",
@@ -705,6 +707,42 @@ def test_functions_named_for_the_gpu_and_nccl_started_by_a_project_function(tmp_
     }  # fmt: skip
     (named,) = [f for f in scan([str(pkg / "helpers_gpu.py")])["findings"] if f["line"] == 5]
     assert "in move_to_cuda(), a function named for the GPU" in named["message"]
+
+
+def test_gpu_counts_of_a_config_modules_without_parameters_and_cpu_choices(tmp_path):
+    """What a fifth set of projects outside the study showed (SlowFast, FastChat): `if cfg.NUM_GPUS:` (also `> 0`, in
+    an `and`) is the branch a user asked GPUs for, its else the CPU run; nn.CrossEntropyLoss().cuda() has nothing to
+    move and runs anywhere (with a class weight it has a buffer); a --device default of "cuda" whose choices list "cpu"
+    is a warning; a project function that may return before starting NCCL does not make its caller NCCL code."""
+    cases = {
+        "slowfast.py": "import torch\nfrom torch import nn\n\n\ndef step(cfg, inputs, w):\n"
+        "    if cfg.NUM_GPUS:\n        inputs = inputs.cuda(non_blocking=True)\n"  # ok
+        "    if cfg.DETECTION.ENABLE and cfg.NUM_GPUS > 0:\n        inputs = inputs.cuda()\n"  # ok
+        "    else:\n        inputs = inputs.cuda()\n"  # 11: error, the CPU run
+        "    if cfg.NUM_GPUS or cfg.FORCE:\n        inputs = inputs.cuda()\n"  # 13: error, taken without GPUs too
+        "    loss = nn.CrossEntropyLoss(reduction='mean').cuda()\n"  # 14: info
+        "    soft = torch.nn.Softmax(dim=1).cuda()\n"  # 15: info
+        "    weighted = nn.CrossEntropyLoss(weight=w).cuda()\n"  # 16: error, a buffer
+        "    lin = nn.Linear(2, 2).cuda()\n"  # 17: error, parameters
+        "    return inputs, loss, soft, weighted, lin\n",
+        "cli.py": "import argparse\n\nparser = argparse.ArgumentParser()\n"
+        "parser.add_argument('--device', choices=['cpu', 'cuda', 'mps'], default='cuda')\n"  # 4: warning
+        "parser.add_argument('--eval-device', default='cuda')\n",  # 5: error
+        "dist_utils.py": "import torch.distributed as dist\n\n\ndef init(args):\n"
+        "    if not args.distributed:\n        return\n"
+        "    dist.init_process_group(backend='nccl')\n",
+        "run.py": "import dist_utils\n\n\ndef go(m):\n    return m.cuda()\n\n\n"  # 5: error
+        "if __name__ == '__main__':\n    dist_utils.init(args)\n",
+    }  # fmt: skip
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    assert _severities(tmp_path) == {
+        ("slowfast.py", 11): "error", ("slowfast.py", 13): "error", ("slowfast.py", 14): "info",
+        ("slowfast.py", 15): "info", ("slowfast.py", 16): "error", ("slowfast.py", 17): "error",
+        ("cli.py", 4): "warning", ("cli.py", 5): "error", ("run.py", 5): "error",
+    }  # fmt: skip
+    (soft,) = [f for f in scan([str(tmp_path / "slowfast.py")])["findings"] if f["line"] == 15]
+    assert "has no parameters or buffers, so .cuda() moves nothing" in soft["message"]
 
 
 def test_a_second_review_of_the_guards(tmp_path):
