@@ -60,6 +60,7 @@ RULES = (
             r"illegal_instruction",
             r"illegal instruction",
             r"SIGILL",
+            r"valgrind: Unrecognised instruction",  # code for a newer CPU (AVX, AVX-512) than valgrind decodes
         ),
         "A binary uses instructions this CPU or GPU does not have",
         "torch (or an extension) was built for a newer CPU (e.g. AVX) or for a GPU target this card lacks.",
@@ -131,6 +132,7 @@ RULES = (
             r"Program arguments: \S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\s",  # LLVM's crash report (Stack dump:)
             r"\(\S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\+0x[0-9a-f]+\)",  # a frame of an LLVM tool's crash backtrace
             r"died due to signal \d+|internal compiler error|Killed signal terminated program cc1",
+            r"UNREACHABLE executed at \S*clang",  # an assertion of clang's own code
         ),
         "The compiler itself crashed while building",
         "GCC or clang hit an internal error: a compiler bug, or the machine ran out of memory while many compile jobs "
@@ -236,6 +238,7 @@ RULES = (
             r"Module not initialized",  # HIP (hip_global.cpp): no code object of the module loads on this GPU
             r"hipErrorNoBinaryForGpu",
             r"HIP is not supported on the specified GPU ARCH",  # hip_runtime.h's #error: HIP does not run on it
+            r"minimum required AMDGPU ISA is gfx",  # TensorFlow's ROCm build ignores a GPU below its targets
             # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
             # (not a framework's own JIT module: "hipModuleLoadData(...) failed with error: ...")
             r"(HIP|CUDA) error: shared object initialization failed",
@@ -343,6 +346,7 @@ RULES = (
             r"Tensile(Library|_lazy| host| solution)",
             r"Tensile::\w",  # a backtrace frame inside rocBLAS's kernel library
             r"Error loading msgpack data",  # a hipBLASLt/Tensile kernel file from another release of the library
+            r"(hipblaslt|rocblas)[/\\]library[/\\]\S+\.(hsaco|co|dat)\b",  # a kernel file of the library's own
         ),
         "rocBLAS or hipBLASLt (ROCm's cuBLAS) failed",
         "The GEMM libraries load kernel files per GPU target (Tensile) and pick a kernel per shape and dtype. Files "
@@ -541,6 +545,7 @@ RULES = (
             r"(flash_attn|xformers|apex|bitsandbytes|deepspeed|mamba_ssm|causal_conv1d|vllm)\W[^\n]{0,80}"
             r"(not (available|installed|supported)|failed to (import|load)|cannot import)",
             r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
+            r"Could not run 'torchaudio::\w+' with arguments from the 'CUDA' backend",  # torchaudio without its GPU ops
             r"xFormers can't load C\+\+/CUDA extensions",
             r"Failed to import from [\w.]+ with",  # vLLM and SGLang: a compiled module of theirs did not load
             r"module '\w+' has no attribute '\w+_cuda'",  # an extension built without its CUDA kernels
@@ -629,8 +634,9 @@ RULES = (
         (
             r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",
             r"CMakeFiles[/\\]hipify-clang\.dir[/\\]",  # building the HIPIFY tool itself
+            r"in namespace 'Kalmar'",  # HCC's runtime namespace: building HIP's HCC-era runtime against another HCC
         ),
-        "Building one of ROCm's own compilers or tools (HCC, hipify-clang) failed",
+        "Building one of ROCm's own compilers or tools (HCC, its HIP runtime, hipify-clang) failed",
         "This error comes from building the tool itself, not from the code being ported. (HCC was ROCm's C++ compiler "
         "until HIP-Clang replaced it in ROCm 3.5; its sources are archived.)",
         (
@@ -682,6 +688,7 @@ RULES = (
             r"Failed building wheel for|Failed to build installable wheels",
             r"FileNotFoundError: .*\.(cpp|cu|cuh|h)'",
             r"linker command failed",
+            r"ld: cannot find -l(amdhip64|hip\w*|roc\w*|MIOpen|rccl|hsa-runtime64|amd_comgr)\b",  # a ROCm library
             r"multiple definition of [`'\u2018]",  # a link error: the same symbol in a .cpp and its hipified copy
             r"missing and no known rule to make it",  # ninja: a file the build needs (a ROCm library) is missing
             r"@local_config_rocm|rocm_configure\.bzl",  # Bazel (XLA, TensorFlow): configuring the ROCm build failed
@@ -774,10 +781,11 @@ RULES = (
         "miopen",
         (
             r"MIOpen(\(HIP\))?: (Warning|Error)",  # MIOpen's own log lines
+            r"MIOpen\(HIP\)\s+[\d.]+: (Warning|Error|Command \[LogCmdFind)",  # the same, timed (MIOPEN_LOG_LEVEL)
             r"miopen::Exception",
             r"miopenStatus\w+",
             r"MIOpen/src/\S+\.cpp:\d+",  # a log line that names MIOpen's source file
-            r"(Forward|Backward) Convolution (Data |Weights )?Failed",  # MIOpenDriver's verification
+            r"(Forward|Backward) (Convolution|GEMM) (Data |Weights )?Failed",  # MIOpenDriver's verification
             r"F\.conv[123]d\([\s\S]{0,500}HIP error: unspecified launch failure",  # a MIOpen kernel failed
         ),
         "MIOpen (ROCm's cuDNN) failed or is slow",

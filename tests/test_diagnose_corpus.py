@@ -81,7 +81,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 328 of 417 right (78.7 %); below it: a regression
+HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 348 of 444 right (78.4 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -141,6 +141,11 @@ HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 328 of 417 right (78.7 %); below it
 # disagreements, each with a majority): 14 of the 23 right before tuning on the 43 new development rows (33 of those
 # were right before), the same after; earlier held-out rows unchanged at 314. So 328 of 417: new real data came in
 # harder than the rules had seen, and the floor was set to the new measurement (0.79 -> 0.78), no rule was loosened.
+# Then 87 more (e1383-e1469) from six query lists aimed at the weakest categories (CUDA headers and builds, ROCm
+# libraries, wheels and missing extensions, MIOpen, Triton, capability checks and crashes), 28 held out, labelled the
+# same way (12 disagreements; e1428, with no majority, dropped; e1387, e1402, e1445 and e1458 keep the labels of the
+# same messages in e1254, e1296, e392/e877 and e938/e941): 20 of the 27 right before tuning on the 59 new development
+# rows (45 of those were right before), the same after; earlier held-out rows unchanged. So 348 of 444.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -154,7 +159,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.7 % (328 of 417), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.4 % (348 of 444), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
