@@ -192,18 +192,48 @@ GUARD = re.compile(
 # rank) if num_gpus > 1 else None`), any (`if cfg.NUM_GPUS:`, `num_gpus > 0`, also `and` another test: a config's GPU
 # count, 0 for a CPU run) or a switch to use one (`if self.use_gpu:`). Its branch runs only with GPUs; its else is the
 # path a CPU-only run takes, so that stays unguarded.
-ASKED_GPU = re.compile(
-    r"(?i:\b(num|n)_?gpus?\s*(>\s*[01]|>=\s*[12]|!=\s*0)\b)|^[\w.]*\buse_(gpu|cuda)s?$"
-    r"|(^|\band\s)\s*[\w.]*\b(?i:(num|n)_?gpus?)\s*(\band\b|$)"
-)
+GPU_COUNT = re.compile(r"(num|n)_?gpus?", re.I)
+GPU_SWITCH = re.compile(r"use_(gpu|cuda)s?")
 # A function named for the GPU (move_to_cuda, collect_results_gpu, cuda_forward): putting things on the GPU is what
-# it is for, and its callers choose whether to call it (not one that picks: cpu_or_gpu, ...)
-GPU_NAMED = re.compile(r"^(?!.*(cpu|(^|_)or(_|$)))\w*?(^|_)(cuda|gpus?)(_|$)", re.I)
-# Modules without parameters or buffers: nn.CrossEntropyLoss().cuda() moves nothing, so it runs on any machine
-PARAMETER_FREE = re.compile(
-    r"\w*Loss|(Log)?Softmax|Softmin|ReLU6?|LeakyReLU|GELU|SiLU|Mish|Sigmoid|Tanh|Hardtanh|Hardswish|Hardsigmoid|S?ELU|"
-    r"CELU|Dropout([123]d)?|Identity|Flatten|Unflatten|(Adaptive)?(Max|Avg)Pool[123]d|Upsample|PixelShuffle"
+# it is for, and its callers choose whether to call it; not one that picks, tests or falls back (cpu_or_gpu, has_gpu,
+# get_gpu_count, maybe_cuda, to_cuda_if_available)
+GPU_NAMED = re.compile(
+    r"^(?!.*(cpu|(^|_)(or|has|is|get|maybe|check|num|count)(_|$)|available|count))\w*?(^|_)(cuda|gpus?)(_|$)", re.I
 )
+# Modules without parameters or buffers, made with no argument that could give them one: nn.CrossEntropyLoss() and
+# nn.Softmax(dim=1) hold no tensor, so .cuda() moves nothing and runs on any machine (a class weight is a buffer)
+PARAMETER_FREE = re.compile(
+    r"(L1|MSE|CrossEntropy|NLL|BCE|KLDiv|Huber|SmoothL1|SoftMargin|CosineEmbedding|MarginRanking|HingeEmbedding"
+    r"|TripletMargin|PoissonNLL|GaussianNLL|CTC)Loss|(Log)?Softmax|Softmin|ReLU6?|LeakyReLU|GELU|SiLU|Mish|Sigmoid|Tanh"
+    r"|Hardtanh|Hardswish|Hardsigmoid|S?ELU|CELU|Dropout([123]d)?|Identity|Flatten|(Adaptive)?(Max|Avg)Pool[123]d"
+)
+SAFE_OPTIONS = {"reduction", "ignore_index", "label_smoothing", "dim", "inplace", "p", "negative_slope", "beta",
+                "delta", "margin", "eps", "log_target", "full", "approximate", "kernel_size", "stride", "padding",
+                "output_size", "blank", "zero_infinity", "alpha", "start_dim", "end_dim", "size_average", "reduce",
+                "swap"}  # fmt: skip
+
+
+def _asked_gpu(test, switches: set[str]) -> bool:
+    """A test that a user asked for GPUs: a count (`num_gpus > 1`: the multi-GPU branch; `if cfg.NUM_GPUS:`, `> 0`,
+    `>= 1`, `!= 0`: any, a config's count that is 0 for a CPU run) or a switch (`if self.use_gpu:`), in an `and` too, or
+    in every part of an `or`; not one the code sets itself (``switches``: use_gpu = True). Its branch runs only with
+    GPUs; its else is the path a CPU-only run takes, so that stays unguarded."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_asked_gpu(v, switches) for v in test.values]
+        return any(parts) if isinstance(test.op, ast.And) else all(parts)
+    name = test.left if isinstance(test, ast.Compare) else test
+    if not isinstance(name, ast.Name | ast.Attribute) or _dotted(name) in switches:
+        return False
+    last = _dotted(name).split(".")[-1]
+    if not isinstance(test, ast.Compare):  # if cfg.NUM_GPUS: / if self.use_gpu:
+        return bool(GPU_COUNT.fullmatch(last) or GPU_SWITCH.fullmatch(last))
+    op, right = test.ops[0], test.comparators[0]
+    if len(test.ops) > 1 or not isinstance(right, ast.Constant) or type(right.value) is not int:
+        return False
+    above = (isinstance(op, ast.Gt) and right.value >= 0) or (isinstance(op, ast.GtE) and right.value >= 1)
+    return bool(GPU_COUNT.fullmatch(last)) and (above or (isinstance(op, ast.NotEq) and right.value == 0))
+
+
 IGNORE = re.compile(r"(?:#|//)\s*portcheck:\s*ignore(?:=([\w,\s]+))?")
 
 WARP32 = re.compile(
@@ -403,8 +433,9 @@ def _own_flags(tree, names=None) -> set[str]:
 @functools.cache
 def _resolve(folder: str, module: str, level: int) -> str | None:
     """The file of `from <module> import ...` written in a file of ``folder``: relative to it (level dots), or, for
-    an absolute import, in that folder or, up through the packages (folders with __init__.py) that hold it, in the
-    folder above the top one (a project's root, its src/): where Python finds it when the project runs."""
+    an absolute import, where Python finds it when the project runs: in a script's folder, then the one above (the
+    project's root); in a package, in the folder above its top package (a project's root, its src/) first, then in the
+    package's own folders (a module of it run as a script)."""
     bases = [folder]
     for _ in range(max(level - 1, 0)):
         bases = [os.path.dirname(bases[0])]
@@ -412,6 +443,8 @@ def _resolve(folder: str, module: str, level: int) -> str | None:
         bases.append(os.path.dirname(bases[-1]))
     if not level and len(bases) == 1:  # a script's folder (scripts/, examples/): the project's root above it too
         bases.append(os.path.dirname(folder))
+    elif not level:  # in a package, Python finds `import utils` at the root (the package's own folder: run as a script)
+        bases = [bases[-1], *bases[:-1]]
     for base in bases:
         stem = os.path.join(base, *module.split("."))
         for file in (stem + ".py", os.path.join(stem, "__init__.py")):
@@ -426,6 +459,8 @@ def _nccl_functions(tree) -> frozenset[str]:
     runs with NCCL from then on."""
 
     def starts(fn) -> bool:  # (a function that can return before the call does not always start it)
+        if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:  # (@contextmanager: a call runs none of it)
+            return False
         for s in fn.body:
             if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _starts_nccl(s.value):
                 return True
@@ -433,7 +468,21 @@ def _nccl_functions(tree) -> frozenset[str]:
                 return False
         return False
 
-    return frozenset(fn.name for fn in getattr(tree, "body", []) if isinstance(fn, ast.FunctionDef) and starts(fn))
+    return frozenset(name for name, node in _bindings(tree).items() if starts(node))
+
+
+def _bindings(tree) -> dict:
+    """The statement that binds each name at a module's top last (a def, a class, an import, an assignment): the one
+    Python uses when the module has run."""
+    out = {}
+    for n in getattr(tree, "body", []):
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out[n.name] = n
+        elif isinstance(n, ast.Import | ast.ImportFrom):
+            out.update({a.asname or a.name.split(".")[0]: n for a in n.names})
+        elif isinstance(n, ast.Assign):
+            out.update({t.id: n for t in n.targets if isinstance(t, ast.Name)})
+    return out
 
 
 @functools.cache  # (small results: a few names per module)
@@ -539,10 +588,10 @@ class _PyScan:
         for n in (n for n in nodes if id(n) in tests and guard.search(tests[id(n)])):
             branch = (n.orelse if _no_gpu(n.test, gpu) else n.body) if isinstance(n, ast.If) else [n]
             self.guards += [(branch[0].lineno, branch[-1].end_lineno)] if branch else []
-        switches = {ast.unparse(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+        switches = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
                     for t in n.targets}  # fmt: skip  # use_gpu = True: set in the code, asked by no user
         for n in (n for n in nodes if id(n) in tests and not isinstance(n, ast.While)):
-            if ASKED_GPU.search(tests[id(n)]) and tests[id(n)] not in switches:  # if args.num_gpus > 1: (not its else)
+            if _asked_gpu(n.test, switches):  # if args.num_gpus > 1: (not its else)
                 if isinstance(n, ast.If):
                     self.guards.append((n.body[0].lineno, n.body[-1].end_lineno))
                 else:
@@ -570,7 +619,7 @@ class _PyScan:
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
             if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job
                 self.guards.append((fn.lineno, fn.end_lineno))
-        self.gpu_named = [(fn.lineno, fn.end_lineno, fn.name) for fn in functions if GPU_NAMED.search(fn.name)]
+        named = [(fn.lineno, fn.end_lineno, fn.name) for fn in functions if GPU_NAMED.search(fn.name)]
         # `if not torch.cuda.is_available(): return` (raise, sys.exit(...), quit()) guards the rest of the function, or
         # at a module's top the rest of the module (after `if torch.cuda.is_available(): return`, nothing is guarded)
         mains = [n for n in getattr(tree, "body", []) if _is_main(n)]
@@ -587,9 +636,10 @@ class _PyScan:
         self.nccl: list[tuple[int, int, int]] = []
         starts = set(_nccl_functions(tree))  # f(...) of this module, or imported: f(...), module.f(...)
         called = {_dotted(s.value.func) for s in nodes if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)}
-        heads = {c.split(".")[0] for c in called}
+        heads, bound = {c.split(".")[0] for c in called}, _bindings(tree)
         for n in (n for n in getattr(tree, "body", []) if isinstance(n, ast.Import | ast.ImportFrom)):
-            for a in (a for a in n.names if (a.asname or a.name.split(".")[0]) in heads):
+            for a in (a for a in n.names if bound.get(a.asname or a.name.split(".")[0]) is n
+                      and (a.asname or a.name.split(".")[0]) in heads):  # fmt: skip
                 if isinstance(n, ast.Import):  # import pkg.utils (as u): u.f(...)
                     found = [(a.name, 0, f"{a.asname or a.name}.")]
                 else:  # from pkg import utils: utils.f(...); from pkg.utils import f (as g): g(...)
@@ -641,6 +691,20 @@ class _PyScan:
         self.other_vendor = [(n.body[0].lineno, n.body[-1].end_lineno) for n in nodes
                              if isinstance(n, ast.If) and OTHER_VENDOR.search(tests[id(n)])
                              and not re.search(r"!=|\bnot\b", tests[id(n)])]  # fmt: skip
+
+        # A function named for the GPU is GPU code by design, unless this module calls it where nothing tests for a GPU
+        # (move_to_cuda(batch) in a training loop): then its GPU code fails there, and stays an error. Calls by name,
+        # or self.name(...) for a method; a call inside another function named for the GPU is that one's business.
+        def callee(c):
+            f = c.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+                return f.attr
+            return f.id if isinstance(f, ast.Name) else ""
+
+        calls = [(callee(c), c) for c in nodes if isinstance(c, ast.Call)] if named else []
+        inside = lambda c: any(a <= c.lineno <= b for a, b, _ in named)  # noqa: E731
+        loose = {f for f, c in calls if f and not self.guarded(c) and not inside(c)}
+        self.gpu_named = [(a, b, f) for a, b, f in named if f not in loose]
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
         for n in nodes:
@@ -831,10 +895,9 @@ class _PyScan:
             made = node.func.value if isinstance(node.func.value, ast.Call) else None
             module = _dotted(made.func) if made else ""
             empty = made and module.startswith(("nn.", "torch.nn.")) and PARAMETER_FREE.fullmatch(module.split(".")[-1])
-            if empty and (not made.args or not module.endswith("Loss")) and not any(
-                    k.arg in ("weight", "pos_weight") for k in made.keywords):  # fmt: skip
-                self.add(node.func, "PC101", f": {ast.unparse(made)[:40]} has no parameters or buffers, so .cuda() "
-                         "moves nothing and runs on any machine; drop it", "info")  # fmt: skip
+            if empty and all(k.arg in SAFE_OPTIONS for k in made.keywords) and all(
+                    isinstance(a, ast.Constant) and not module.endswith("Loss") for a in made.args):  # fmt: skip
+                pass  # nn.CrossEntropyLoss().cuda(): nothing to move, runs on any machine
             elif follows:  # .cuda(w.device): the GPU w is on; it fails only where w is on the CPU
                 other = ast.unparse(node.args[0])[:40]
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]} follows {other}, which must be on a GPU; "
@@ -852,9 +915,10 @@ class _PyScan:
                 choices = [c.value for c in node.keywords if c.arg == "choices"]
                 choices = [x.value for c in choices if isinstance(c, ast.List | ast.Tuple) for x in c.elts
                            if isinstance(x, ast.Constant)]  # fmt: skip
+                flag = next((a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value)[:1] == "-"), "")
+                why = f"with 'cpu' among its choices: a run without {flag or 'it'} fails on a CPU-only machine"
                 if "cpu" in choices:  # the script runs on a CPU, asked: a plain run still fails there
-                    self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}, with 'cpu' among its "
-                             "choices: a run without --device fails on a CPU-only machine", "warning")  # fmt: skip
+                    self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}, {why}", "warning")
                 else:
                     self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}")
         if name == "torch.load" and len(node.args) < 2 and not any(k.arg == "map_location" for k in node.keywords):
@@ -978,7 +1042,10 @@ def scan_python(path: str, data: bytes) -> list[Finding]:
             return [Finding(path, line, 1, "PC900", "info", why, "")]
         return [Finding(path, line, 1, "PC900", "error", f"file could not be parsed: {type(e).__name__}: {e}", "")]
     lines = source.splitlines()
-    out = [_finding(path, lines, *f) for f in _PyScan(path, source, tree).run()]
+    try:
+        out = [_finding(path, lines, *f) for f in _PyScan(path, source, tree).run()]
+    except RecursionError:  # (an expression nested thousands deep, such as f()()()...: parsed, too deep to walk)
+        return [Finding(path, 1, 1, "PC900", "error", "file could not be scanned: an expression nested too deeply", "")]
     if os.path.basename(path) == "setup.py":
         out += scan_build(path, source) + _cuda_only_setup(path, lines, tree)
     return sorted({f for f in out if f}, key=lambda f: (f.line, f.col, f.rule))

@@ -712,7 +712,8 @@ def test_functions_named_for_the_gpu_and_nccl_started_by_a_project_function(tmp_
 def test_gpu_counts_of_a_config_modules_without_parameters_and_cpu_choices(tmp_path):
     """What a fifth set of projects outside the study showed (SlowFast, FastChat): `if cfg.NUM_GPUS:` (also `> 0`, in
     an `and`) is the branch a user asked GPUs for, its else the CPU run; nn.CrossEntropyLoss().cuda() has nothing to
-    move and runs anywhere (with a class weight it has a buffer); a --device default of "cuda" whose choices list "cpu"
+    move and runs anywhere, so it is not reported (with a class weight it has a buffer); a --device default of "cuda"
+    whose choices list "cpu"
     is a warning; a project function that may return before starting NCCL does not make its caller NCCL code."""
     cases = {
         "slowfast.py": "import torch\nfrom torch import nn\n\n\ndef step(cfg, inputs, w):\n"
@@ -720,8 +721,8 @@ def test_gpu_counts_of_a_config_modules_without_parameters_and_cpu_choices(tmp_p
         "    if cfg.DETECTION.ENABLE and cfg.NUM_GPUS > 0:\n        inputs = inputs.cuda()\n"  # ok
         "    else:\n        inputs = inputs.cuda()\n"  # 11: error, the CPU run
         "    if cfg.NUM_GPUS or cfg.FORCE:\n        inputs = inputs.cuda()\n"  # 13: error, taken without GPUs too
-        "    loss = nn.CrossEntropyLoss(reduction='mean').cuda()\n"  # 14: info
-        "    soft = torch.nn.Softmax(dim=1).cuda()\n"  # 15: info
+        "    loss = nn.CrossEntropyLoss(reduction='mean').cuda()\n"  # ok
+        "    soft = torch.nn.Softmax(dim=1).cuda()\n"  # ok
         "    weighted = nn.CrossEntropyLoss(weight=w).cuda()\n"  # 16: error, a buffer
         "    lin = nn.Linear(2, 2).cuda()\n"  # 17: error, parameters
         "    return inputs, loss, soft, weighted, lin\n",
@@ -737,12 +738,60 @@ def test_gpu_counts_of_a_config_modules_without_parameters_and_cpu_choices(tmp_p
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
     assert _severities(tmp_path) == {
-        ("slowfast.py", 11): "error", ("slowfast.py", 13): "error", ("slowfast.py", 14): "info",
-        ("slowfast.py", 15): "info", ("slowfast.py", 16): "error", ("slowfast.py", 17): "error",
+        ("slowfast.py", 11): "error", ("slowfast.py", 13): "error", ("slowfast.py", 16): "error",
+        ("slowfast.py", 17): "error",
         ("cli.py", 4): "warning", ("cli.py", 5): "error", ("run.py", 5): "error",
     }  # fmt: skip
-    (soft,) = [f for f in scan([str(tmp_path / "slowfast.py")])["findings"] if f["line"] == 15]
-    assert "has no parameters or buffers, so .cuda() moves nothing" in soft["message"]
+    (cli,) = [f for f in scan([str(tmp_path / "cli.py")])["findings"] if f["line"] == 4]
+    assert "a run without --device fails on a CPU-only machine" in cli["message"]
+
+
+def test_a_review_of_the_rules_from_projects_outside_the_study(tmp_path):
+    """A review's reproductions against the rules above: a count under `not`, in an `or`, or set in the code guards
+    nothing; modules that hold parameters (AdaptiveLogSoftmaxWithLoss) or may get a weight (**kwargs) are moved; a
+    function that tests for a GPU is no GPU code by design, and one named for the GPU that this module calls where
+    nothing tests for one fails there; the NCCL function that counts is the one Python binds last (not a shadowed
+    import, not a @contextmanager), and `import utils` in a package is the root's; a call chain too deep to walk is a
+    PC900 finding, not a crash."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    nccl = "import torch.distributed as dist\n\n\ndef init():\n    dist.init_process_group(backend='nccl')\n"
+    (tmp_path / "pkg" / "utils.py").write_text(nccl)
+    (tmp_path / "utils.py").write_text(nccl.replace("nccl", "gloo"))
+    (tmp_path / "dist_nccl.py").write_text(nccl)
+    main = "\n\n\ndef go(m):\n    return m.cuda()\n\n\nif __name__ == '__main__':\n    {}()\n"
+    cases = {
+        "counts.py": "def f(cfg, args, x, y):\n"
+        "    if not cfg.NUM_GPUS > 0:\n        x = x.cuda()\n"  # 3: error
+        "    if args.num_gpus > 0 or args.force:\n        x = x.cuda()\n"  # 5: error
+        "    if cfg.NUM_GPUS and x or y:\n        x = x.cuda()\n"  # 7: error
+        "    num_gpus = 1\n    if num_gpus > 0:\n        x = x.cuda()\n"  # 10: error
+        "    return x\n",
+        "modules.py": "from torch import nn\n\n\ndef f(kw):\n"
+        "    a = nn.AdaptiveLogSoftmaxWithLoss(in_features=8, n_classes=10, cutoffs=[4]).cuda()\n"  # 5: error
+        "    b = nn.CrossEntropyLoss(**kw).cuda()\n"  # 6: error
+        "    return a, b\n",
+        "named.py": "import torch\n\n\ndef has_gpu():\n    return torch.zeros(1, device='cuda') is not None\n\n\n"  # 5
+        "def move_to_cuda(batch):\n    return batch.cuda()\n\n\n"  # 9: error, called unguarded below
+        "def evaluate(batch):\n    return move_to_cuda(batch)\n",
+        "shadowed.py": "from dist_nccl import init\n\n\ndef init():\n    pass" + main.format("init"),  # 9: error
+        "ctx.py": "import contextlib\nimport torch.distributed as dist\n\n\n@contextlib.contextmanager\ndef init():\n"
+        "    dist.init_process_group(backend='nccl')\n    yield" + main.format("init"),  # 12: error
+    }  # fmt: skip
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "pkg" / "train.py").write_text("import utils" + main.format("utils.init"))  # 5: error (gloo)
+    found = {k: v for k, v in _severities(tmp_path).items() if k[0] != "utils.py" and k[0] != "dist_nccl.py"}
+    assert found == {
+        ("counts.py", 3): "error", ("counts.py", 5): "error", ("counts.py", 7): "error", ("counts.py", 10): "error",
+        ("modules.py", 5): "error", ("modules.py", 6): "error", ("named.py", 5): "error", ("named.py", 9): "error",
+        ("shadowed.py", 9): "error", ("ctx.py", 12): "error", ("train.py", 5): "error",
+    }  # fmt: skip
+    deep = tmp_path / "deep.py"
+    deep.write_text("utils.f" + "()" * 1000 + "\n")
+    (finding,) = scan([str(deep)])["findings"]
+    assert (finding["rule"], finding["severity"]) == ("PC900", "error")  # (scanned, or on another Python not parsed)
+    assert re.search(r"nested too deeply|RecursionError", finding["message"])
 
 
 def test_a_second_review_of_the_guards(tmp_path):
