@@ -185,8 +185,10 @@ SKIP_DIRS = {
     ".ipynb_checkpoints",
     "mutants",
 }  # fmt: skip  (mutants: mutmut's copy of a project)
+# (also a device already chosen, compared with the GPU: `if device == torch.device("cuda"):`, `args.device == "cuda"`)
 GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
+    r"|\bdevice\w*\s*==\s*(torch\.device\(\s*)?['\"]cuda"
 )
 # An if-test that a user asked for GPUs: more than one (`num_gpus > 1`: the multi-GPU branch; `torch.device("cuda",
 # rank) if num_gpus > 1 else None`), any (`if cfg.NUM_GPUS:`, `num_gpus > 0`, also `and` another test: a config's GPU
@@ -705,6 +707,7 @@ class _PyScan:
         inside = lambda c: any(a <= c.lineno <= b for a, b, _ in named)  # noqa: E731
         loose = {f for f, c in calls if f and not self.guarded(c) and not inside(c)}
         self.gpu_named = [(a, b, f) for a, b, f in named if f not in loose]
+        self.compared = {id(x) for n in nodes if isinstance(n, ast.Compare) for x in [n.left, *n.comparators]}
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
         self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
         for n in nodes:
@@ -744,7 +747,10 @@ class _PyScan:
         feeds = "cuda" in source and _COLLECTIVE_WORD.search(source)  # most modules: skip the walk
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)) if feeds else ():
             fed, last_line = {}, 0  # a name (x, self.buf, weight.data) passed to a collective -> that collective
-            for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))):
+            # (a collective only in a branch a GPU test or a request for GPUs guards does not make what it receives
+            # GPU-only: `if num_gpus > 1: dist.broadcast(idx)` leaves idx = torch.randperm(n).cuda() a CPU run's error)
+            for c in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and _collective(self.expand(_dotted(n.func)))
+                      and not self.guarded(n)):  # fmt: skip
                 last = _dotted(c.func).split(".")[-1]
                 args = [
                     *c.args,
@@ -904,7 +910,8 @@ class _PyScan:
                          f".to({other}) works wherever it is", "warning")  # fmt: skip
             else:
                 self.add(node.func, "PC101", f": {ast.unparse(node)[:60]}")
-        elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
+        elif name in ("torch.device", "device") and node.args and _is_cuda_str(node.args[0]) and not (
+                self.guarded(node) or id(node) in self.compared):  # fmt: skip  # (a comparison moves nothing)
             self.add(node, "PC101", f": {ast.unparse(node)[:60]}")
         elif attr == "to" and node.args and _is_cuda_str(node.args[0]) and not self.guarded(node):
             self.add(node, "PC101", f": {ast.unparse(node)[:60]}")

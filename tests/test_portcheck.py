@@ -794,6 +794,30 @@ def test_a_review_of_the_rules_from_projects_outside_the_study(tmp_path):
     assert re.search(r"nested too deeply|RecursionError", finding["message"])
 
 
+def test_a_chosen_device_a_comparison_and_a_collective_only_with_gpus(tmp_path):
+    """What a sixth set of projects outside the study showed (Stable Diffusion's scripts, SlowFast): a device already
+    chosen and compared with the GPU guards its branch, and the comparison itself moves nothing; a tensor that reaches
+    a collective only in the branch that runs with GPUs (`if num_gpus > 1: dist.broadcast(idx)`) is still created on
+    every run, so its .cuda() stays an error."""
+    (tmp_path / "txt2img.py").write_text(
+        "import torch\n\n\ndef load(model, device, opt):\n"
+        "    if device == torch.device('cuda'):\n        model.cuda()\n"  # ok, both
+        "    elif device == torch.device('cpu'):\n        model.cpu()\n"
+        "    d = torch.device('cuda') if opt.device == 'cuda' else torch.device('cpu')\n"  # ok
+        "    return torch.ones(2).to('cuda'), d\n"  # 10: error
+    )
+    (tmp_path / "contrastive.py").write_text(
+        "import torch\nimport torch.distributed as dist\n\n\ndef shuffle(self, x):\n"
+        "    idx = torch.randperm(x.shape[0]).cuda()\n"  # 6: error, a CPU run takes it
+        "    if self.num_gpus > 1:\n        dist.broadcast(idx, src=0)\n"
+        "    buf = torch.zeros(3).cuda()\n"  # 9: warning, always reaches all_reduce
+        "    dist.all_reduce(buf)\n    return x[idx], buf\n"
+    )
+    assert _severities(tmp_path) == {
+        ("txt2img.py", 10): "error", ("contrastive.py", 6): "error", ("contrastive.py", 9): "warning",
+    }  # fmt: skip
+
+
 def test_a_second_review_of_the_guards(tmp_path):
     """A second review's reproductions: NCCL covers a block only from where nothing before can leave it; a way out
     counts only when its test is true where there is no GPU (not `and` another option, not an Accelerator's process);
