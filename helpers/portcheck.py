@@ -195,6 +195,7 @@ GUARD = re.compile(
 # count, 0 for a CPU run) or a switch to use one (`if self.use_gpu:`). Its branch runs only with GPUs; its else is the
 # path a CPU-only run takes, so that stays unguarded.
 GPU_COUNT = re.compile(r"(num|n)_?gpus?", re.I)
+GPU_INDEX = re.compile(r"(local_)?gpus?(_ids?|_index)?", re.I)  # args.gpu: the GPU a user picked, None (or -1) for none
 GPU_SWITCH = re.compile(r"use_(gpu|cuda)s?")
 # A function named for the GPU (move_to_cuda, collect_results_gpu, cuda_forward): putting things on the GPU is what
 # it is for, and its callers choose whether to call it; not one that picks, tests or falls back (cpu_or_gpu, has_gpu,
@@ -230,6 +231,11 @@ def _asked_gpu(test, switches: set[str]) -> bool:
     if not isinstance(test, ast.Compare):  # if cfg.NUM_GPUS: / if self.use_gpu:
         return bool(GPU_COUNT.fullmatch(last) or GPU_SWITCH.fullmatch(last))
     op, right = test.ops[0], test.comparators[0]
+    if len(test.ops) == 1 and GPU_INDEX.fullmatch(last):  # args.gpu is not None, gpu_id >= 0, gpu_id != -1
+        value = right.value if isinstance(right, ast.Constant) else ast.unparse(right)  # (-1 is a UnaryOp: "-1")
+        value = -1 if value == "-1" else value
+        return (isinstance(op, ast.IsNot) and value is None) or (isinstance(op, ast.GtE) and value == 0) or (
+            isinstance(op, ast.NotEq) and value == -1)  # fmt: skip
     if len(test.ops) > 1 or not isinstance(right, ast.Constant) or type(right.value) is not int:
         return False
     above = (isinstance(op, ast.Gt) and right.value >= 0) or (isinstance(op, ast.GtE) and right.value >= 1)
@@ -455,22 +461,28 @@ def _resolve(folder: str, module: str, level: int) -> str | None:
     return None
 
 
-def _nccl_functions(tree) -> frozenset[str]:
+def _nccl_functions(tree, known: frozenset[str] = frozenset()) -> frozenset[str]:
     """The functions a module defines at its top that start an NCCL process group in their own body, outside any
-    branch (def init_distributed_mode(args): ...; dist.init_process_group(backend="nccl", ...)): whoever calls one
-    runs with NCCL from then on."""
+    branch (def init_distributed_mode(args): ...; dist.init_process_group(backend="nccl", ...)), or call one that does
+    (def main(args): init_distributed_mode(args); ...; ``known``: such functions imported): whoever calls one runs with
+    NCCL from then on."""
+    found = set(known)
 
     def starts(fn) -> bool:  # (a function that can return before the call does not always start it)
         if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:  # (@contextmanager: a call runs none of it)
             return False
         for s in fn.body:
-            if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and _starts_nccl(s.value):
+            call = s.value if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) else None
+            if call and (_starts_nccl(call) or _dotted(call.func) in found):
                 return True
             if any(isinstance(x, ast.Return) for x in ast.walk(s)):
                 return False
         return False
 
-    return frozenset(name for name, node in _bindings(tree).items() if starts(node))
+    functions = {name: node for name, node in _bindings(tree).items() if isinstance(node, ast.FunctionDef)}
+    while new := {name for name, node in functions.items() if name not in found and starts(node)}:
+        found |= new  # (main() calls setup(), which calls init_process_group: until nothing more is found)
+    return frozenset(found & set(functions))
 
 
 def _bindings(tree) -> dict:
@@ -654,6 +666,7 @@ class _PyScan:
                         starts |= {local + f for f in functions}
                     elif local in functions:
                         starts.add(a.asname or a.name)
+        starts |= _nccl_functions(tree, frozenset(starts))  # def main(): init_distributed_mode(args) -> main()
         for n in (n for n in nodes if not isinstance(n, ast.ClassDef)):
             for block in (b for f in ("body", "orelse") if isinstance(b := getattr(n, f, None), list)):
                 for i, stmt in enumerate(block):

@@ -818,6 +818,41 @@ def test_a_chosen_device_a_comparison_and_a_collective_only_with_gpus(tmp_path):
     }  # fmt: skip
 
 
+def test_nccl_started_through_main_and_a_gpu_the_user_picked(tmp_path):
+    """What a seventh set of projects outside the study showed (SwAV, MoCo v3): a script whose __main__ block calls
+    main(), which calls the project's init_distributed_mode() (NCCL, no way out), runs with NCCL as a whole; `if
+    args.gpu is not None:` (>= 0, != -1) is the branch for the GPU a user picked, its else the CPU run."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("")
+    (tmp_path / "src" / "utils.py").write_text(
+        "import torch.distributed as dist\n\n\ndef init_distributed_mode(args):\n"
+        "    dist.init_process_group(backend='nccl')\n    return\n"
+    )
+    (tmp_path / "eval_linear.py").write_text(
+        "from src.utils import init_distributed_mode\n\n\ndef main(args):\n    init_distributed_mode(args)\n"
+        "    train(args)\n\n\ndef train(args):\n    return torch.ones(2).cuda()\n\n\n"  # 10: warning
+        "if __name__ == '__main__':\n    main(args)\n"
+    )
+    (tmp_path / "eval_once.py").write_text(
+        "from src.utils import init_distributed_mode\n\n\ndef main(args):\n    if args.single:\n        return\n"
+        "    init_distributed_mode(args)\n\n\ndef train(args):\n    return torch.ones(2).cuda()\n\n\n"  # 11: error
+        "if __name__ == '__main__':\n    main(args)\n"
+    )
+    (tmp_path / "main_moco.py").write_text(
+        "def step(args, images):\n"
+        "    if args.gpu is not None:\n        images = images.cuda(args.gpu, non_blocking=True)\n"  # ok
+        "    if args.gpu_id >= 0:\n        images = images.cuda(args.gpu_id)\n"  # ok
+        "    if args.gpu != -1:\n        images = images.cuda(args.gpu)\n"  # ok
+        "    if args.gpu is None:\n        images = images.cuda()\n"  # 9: error
+        "    if args.gpu != 0:\n        images = images.cuda()\n"  # 11: error, 0 is a GPU too
+        "    return images\n"
+    )
+    assert _severities(tmp_path) == {
+        ("eval_linear.py", 10): "warning", ("eval_once.py", 11): "error", ("main_moco.py", 9): "error",
+        ("main_moco.py", 11): "error",
+    }  # fmt: skip
+
+
 def test_a_second_review_of_the_guards(tmp_path):
     """A second review's reproductions: NCCL covers a block only from where nothing before can leave it; a way out
     counts only when its test is true where there is no GPU (not `and` another option, not an Accelerator's process);
