@@ -565,6 +565,16 @@ class _PyScan:
             for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
             for sub in ast.walk(d)
         }
+        # and the fields of an nn.Module written as a dataclass or attrs class: its constructor's parameters
+        # (device: torch.device = attr.ib(default=torch.device("cuda")) in GLIDE's TextEmbedding(nn.Module))
+        self.defaults |= {
+            id(sub)
+            for cls in nodes
+            if isinstance(cls, ast.ClassDef) and any(_dotted(b).split(".")[-1] == "Module" for b in cls.bases)
+            for field in cls.body
+            if isinstance(field, ast.AnnAssign) and field.value is not None
+            for sub in ast.walk(field.value)
+        }
         flags = {
             _dotted(t)
             for n in nodes
@@ -945,7 +955,8 @@ class _PyScan:
             self.add(node, "PC104")
         full = self.expand(name)
         top, last = full.split(".")[0], full.split(".")[-1]
-        if top in DEPENDENCIES and top not in self.optional and last in DEPENDENCIES[top][1]:
+        if top in DEPENDENCIES and top not in self.optional and last in DEPENDENCIES[top][1] and (
+                not self._inside_package(top)):  # fmt: skip
             self.add(node, DEPENDENCIES[top][0], f": {full}(...) -> {DEPENDENCIES[top][1][last]}")
         if self.triton and last == "inline_asm_elementwise":
             self.add(node, "PC305", ": inline assembly (PTX) in a Triton kernel does not compile for AMD GPUs")
@@ -1009,12 +1020,18 @@ class _PyScan:
             top = m.split(".")[0]
             if top in self.optional:
                 continue  # an optional import with a fallback: fine on every machine
-            if top in DEPENDENCIES:
+            if top in DEPENDENCIES and not self._inside_package(top):
                 self.add(node, DEPENDENCIES[top][0], f": import {m}")
             elif top in CUDA_ONLY_PACKAGES:
                 self.add(node, "PC112" if top == "pynvml" else "PC113", f": {top} -> {CUDA_ONLY_PACKAGES[top]}")
             elif m.startswith("triton.language.extra.cuda"):
                 self.add(node, "PC305", f": {m} is the NVIDIA backend's libdevice")
+
+    def _inside_package(self, package: str) -> bool:
+        """Is this file part of ``package`` itself (apex/tests/..., a copy of apex a project ships)? A package's own
+        code, tests and examples import it: that is no dependency on it."""
+        folders = os.path.normpath(self.path).split(os.sep)[:-1]
+        return package in folders or package.replace("_", "-") in folders
 
     def string(self, node):
         v = node.value

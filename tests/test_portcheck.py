@@ -853,6 +853,28 @@ def test_nccl_started_through_main_and_a_gpu_the_user_picked(tmp_path):
     }  # fmt: skip
 
 
+def test_a_bundled_copy_of_a_package_and_the_fields_of_a_module(tmp_path):
+    """What an eighth set of projects outside the study showed (Jukebox, GLIDE): a copy of apex that a project ships
+    imports apex in its own tests and examples, which is no dependency on it (the project's own import of apex is);
+    a field default of an nn.Module written as an attrs class or dataclass is its constructor's parameter default, a
+    warning like a function's (a config dataclass's field stays an error)."""
+    (tmp_path / "apex" / "tests").mkdir(parents=True)
+    (tmp_path / "apex" / "tests" / "test_amp.py").write_text("import apex\nfrom apex import amp\n")  # ok: apex's own
+    (tmp_path / "train.py").write_text("from apex import amp\n\nmodel, opt = amp.initialize(model, opt)\n")  # 1, 3
+    (tmp_path / "encoders.py").write_text(
+        "from dataclasses import dataclass\n\nimport attr\nimport torch\nfrom torch import nn\n\n\n"
+        "@attr.s(eq=False)\nclass TextEmbedding(nn.Module):\n"
+        "    device: torch.device = attr.ib(default=torch.device('cuda'))\n\n\n"  # 10: warning
+        "@dataclass\nclass Config:\n    device: str = 'cuda'\n"  # 15: error
+    )
+    found = {(os.path.basename(f["path"]), f["line"], f["rule"]): f["severity"]
+             for f in scan([str(tmp_path)])["findings"] if f["rule"] in ("PC101", "PC303")}  # fmt: skip
+    assert found == {
+        ("train.py", 1, "PC303"): "error", ("train.py", 3, "PC303"): "error", ("encoders.py", 10, "PC101"): "warning",
+        ("encoders.py", 15, "PC101"): "error",
+    }  # fmt: skip
+
+
 def test_a_second_review_of_the_guards(tmp_path):
     """A second review's reproductions: NCCL covers a block only from where nothing before can leave it; a way out
     counts only when its test is true where there is no GPU (not `and` another option, not an Accelerator's process);
