@@ -230,6 +230,21 @@ RULES = (
         ROCM_INSTALL,
     ),
     Rule(
+        "gpu_memory_fault",  # before arch_not_supported, whose HSA_OVERRIDE_GFX_VERSION pattern would take it
+        (
+            r"Memory access fault by GPU[\s\S]*HSA_OVERRIDE_GFX_VERSION",  # (set on the command line it printed)
+        ),
+        "A GPU kernel accessed memory it may not (a GPU page fault), with HSA_OVERRIDE_GFX_VERSION set",
+        "A kernel read or wrote outside its buffers. HSA_OVERRIDE_GFX_VERSION is set: the GPU runs code built for "
+        "another gfx target, which can fault where the real target differs; or the kernel has a bug of its own.",
+        (
+            "Run again without HSA_OVERRIDE_GFX_VERSION (unofficial: a last resort for consumer GPUs missing from a "
+            "build) on a build that lists the GPU, if one exists: torch.cuda.get_arch_list()",
+            "AMD_SERIALIZE_KERNEL=3 python your_script.py   # synchronous launches: the traceback names its op",
+        ),
+        "https://rocm.docs.amd.com/projects/HIP/en/latest/how-to/debugging.html",
+    ),
+    Rule(
         "arch_not_supported",
         (
             # (not "... not supported by Flash-Attention": an attention kernel that refuses the GPU, attention_kernel)
@@ -237,6 +252,12 @@ RULES = (
             r"HSA_STATUS_ERROR_INVALID_ISA",
             r"Module not initialized",  # HIP (hip_global.cpp): no code object of the module loads on this GPU
             r"hipErrorNoBinaryForGpu",
+            # torch's form of a code object for no GPU here (not inside rocBLAS: "rocBLAS error from hip error code:
+            # 'hipErrorInvalidImage'" is blas_library, as its kernel files are the library's)
+            r"(HIP|CUDA) error: (invalid kernel file|device kernel image is invalid)",
+            r"could not find the CO for this GPU device",  # hip_fatbin.cpp: COMGR has no code object for this ISA
+            r"hipErrorSharedObjectInitFailed: shared object initialization failed",  # rocThrust/rocPRIM's form
+            r"rocBLAS warning: No paths matched \S*gfx",  # rocBLAS has no kernel files for this gfx target
             r"HIP is not supported on the specified GPU ARCH",  # hip_runtime.h's #error: HIP does not run on it
             r"minimum required AMDGPU ISA is gfx",  # TensorFlow's ROCm build ignores a GPU below its targets
             # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
@@ -283,6 +304,8 @@ RULES = (
             r"Could not find any ROCm devices on this host",  # Apptainer/Singularity --rocm
             r"Failed to get device count",  # the HIP runtime at import: no usable GPU
             r"could not select device driver",  # docker --gpus / compose `driver:`: AMD GPUs are passed as devices
+            r"No AMD GPUs (specified|detected)",  # rocm-smi, and the ROCm wheels' GPU detection, see none
+            r"missing the following required groups",  # amd-smi: the user is not in render and video
         ),
         "The ROCm runtime sees no usable GPU",
         "/dev/kfd or /dev/dri is not passed into the container, the user is not in the render/video groups, "
@@ -408,7 +431,7 @@ RULES = (
             r"HCCL",
             r"NCCL (error|WARN)",
             r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage",
-            r"(^|\n)\s*\d+\s+nccl[A-Z]\w*\s*(\n|$)",  # a native backtrace (Paddle's) stopped in an NCCL/RCCL call
+            r"\d[ \t]+nccl[A-Z]\w*[ \t]*(\n|$)",  # a native backtrace (Paddle's) stopped in an NCCL/RCCL call
             r"ProcessGroupNCCL(?!\d)",  # not in a mangled C++ name of a native backtrace (ProcessGroupNCCL8WorkNCCL)
             # ProcessGroupNCCL's watchdog (RCCL on ROCm): a collective that timed out, or a GPU error it caught
             r"Watchdog caught collective operation timeout|Process group watchdog thread terminated with exception",
@@ -424,6 +447,19 @@ RULES = (
             "NCCL_SOCKET_IFNAME=<interface> for multi-node; TORCH_NCCL_ASYNC_ERROR_HANDLING=1 to fail instead of hang",
         ),
         "https://pytorch.org/docs/stable/distributed.html",
+    ),
+    Rule(
+        "unknown",  # before dtype_unsupported: a framework's warning that it falls back, with no error after it
+        (r"WARNING\b[^\n]*?(unsupported|not support)[^\n]{0,40}(bfloat16|float16|fp8)(?![\s\S]*error)",),
+        "A warning that the device lacks a dtype, and no error after it",
+        "The framework warned that this GPU does not support the dtype and fell back (to float16 or float32, or to "
+        "another engine). A warning stops nothing by itself: if the run goes wrong later, the cause is in what it "
+        "printed then.",
+        (
+            "Check what this GPU runs: helpers.precision.probe_dtypes(device) (lesson 02); MI200 and MI300 run bf16",
+            "Search the framework's issue tracker for the warning line, with your GPU's gfx target",
+        ),
+        "https://rocm.docs.amd.com/en/latest/reference/precision-support.html",
     ),
     Rule(
         "dtype_unsupported",
@@ -635,8 +671,9 @@ RULES = (
             r"[/\\]hcc[/\\]build[/\\]compiler[/\\]",
             r"CMakeFiles[/\\]hipify-clang\.dir[/\\]",  # building the HIPIFY tool itself
             r"in namespace 'Kalmar'",  # HCC's runtime namespace: building HIP's HCC-era runtime against another HCC
+            r"Built target link_libhsa-runtime64\.so",  # building ROCR, the HSA runtime, itself
         ),
-        "Building one of ROCm's own compilers or tools (HCC, its HIP runtime, hipify-clang) failed",
+        "Building one of ROCm's own compilers or runtimes (HCC, HIP, the HSA runtime, hipify-clang) failed",
         "This error comes from building the tool itself, not from the code being ported. (HCC was ROCm's C++ compiler "
         "until HIP-Clang replaced it in ROCm 3.5; its sources are archived.)",
         (
@@ -781,7 +818,8 @@ RULES = (
         "miopen",
         (
             r"MIOpen(\(HIP\))?: (Warning|Error)",  # MIOpen's own log lines
-            r"MIOpen\(HIP\)\s+[\d.]+: (Warning|Error|Command \[LogCmdFind)",  # the same, timed (MIOPEN_LOG_LEVEL)
+            r"MIOpen\(HIP\)(\s+[\d.]+)?: (Info2?|Warning|Error|Command) \[",  # its log (MIOPEN_LOG_LEVEL), timed or not
+            r"SQLite prepare error|Internal error while accessing SQLite database",  # MIOpen's databases are SQLite
             r"miopen::Exception",
             r"miopenStatus\w+",
             r"MIOpen/src/\S+\.cpp:\d+",  # a log line that names MIOpen's source file
@@ -818,7 +856,7 @@ RULES += (  # chosen on the development rows: no `unknown` text names Triton or 
     # in torchrun's launcher (run.py, launcher/, elastic/), which only reports that a worker failed
     _last_resort(
         "distributed_backend",
-        r"[/\\]distributed[/\\](?!run\.py|launcher|elastic)\S*\.py\", line \d+",
+        r"[/\\]distributed(\.py|[/\\](?!run\.py|launcher|elastic)\S*\.py)\", line \d+",  # (DDP's distributed.py)
         "a traceback through a distributed module, without its error line",
         error_line=False,
     ),
@@ -859,6 +897,26 @@ def _lower_pattern(pattern: str) -> str:
 # lower-casing changes its length (some non-ASCII letters), where match positions would not line up.
 _COMPILED = [(r, [re.compile(_lower_pattern(p)) for p in r.patterns]) for r in RULES]
 _SLOW = [(r, [re.compile(p, re.IGNORECASE) for p in r.patterns]) for r in RULES]
+
+
+def _required(pattern: str) -> str:
+    r"""The longest run of plain characters that every match of ``pattern`` contains ("cannot open shared object file"
+    in r"\w+\.so: cannot open shared object file"), read from Python's own parse of it; "" when there is none or the
+    parser is not there. A text without it cannot match, so the search is skipped: `in` is far cheaper than a regex
+    that must try every position."""
+    try:
+        from re import _constants, _parser  # (Python's regex parser: private, so used only as a shortcut)
+
+        best, run = "", ""
+        for op, arg in _parser.parse(pattern):
+            run = run + chr(arg) if op is _constants.LITERAL else ""
+            best = max(best, run, key=len)
+        return best
+    except Exception:
+        return ""
+
+
+_NEEDS = {rx: _required(rx.pattern) for _, patterns in _COMPILED for rx in patterns}  # (lower-cased, like the text)
 # Two tests of a line, on purpose not one: the line an `unknown` answer tells you to search for must be the error
 # itself (RuntimeError:, error:, FAILED), while a name-only rule may key on any line that mentions a failure ("Triton
 # compilation failed", "NCCL errors"), and on none that only lists names.
@@ -899,6 +957,8 @@ def _first(text: str, rules: int, limit: int | None = None) -> tuple[int, str] |
         rule, patterns = table[i]
         start, line = end, None
         for rx in patterns:
+            if _NEEDS.get(rx, "") not in hay:  # (_SLOW's patterns have no entry: always searched)
+                continue
             for m in rx.finditer(hay):
                 if m.start() >= start:
                     break

@@ -81,7 +81,7 @@ def test_development_part_is_all_right():
 
 
 HELDOUT_TARGET = 0.90  # what issue 15 asks for
-HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 348 of 444 right (78.4 %); below it: a regression
+HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 362 of 464 right (78.0 %); below it: a regression
 # History: 99 of 115 (86.1 %); then 48 newly sampled rows, 21 of them held out: 15 of those 21 right before the rules
 # were tuned on the 27 new development rows (one relabelled to the label of the identical message e165), 16 after:
 # 115 of 136 (84.6 %). Then 57 more (e491-e547), 9 held out, each labelled by the collector and a second blind
@@ -146,6 +146,11 @@ HELDOUT_FLOOR = 0.78  # measured 2026-11-30: 348 of 444 right (78.4 %); below it
 # same way (12 disagreements; e1428, with no majority, dropped; e1387, e1402, e1445 and e1458 keep the labels of the
 # same messages in e1254, e1296, e392/e877 and e938/e941): 20 of the 27 right before tuning on the 59 new development
 # rows (45 of those were right before), the same after; earlier held-out rows unchanged. So 348 of 444.
+# Then 58 more (e1470-e1527) from six query lists (GPU models and ROCm releases, HIP and HSA runtime errors, RCCL and
+# frameworks, attention and compile, BLAS and MIOpen, devices and wheels), 21 held out, labelled the same way (8
+# disagreements; e1503 and e1521, with no majority, dropped; e1473 keeps the label of the same message in e330): 14 of
+# the 20 right before tuning on the 36 new development rows (21 of those were right before), the same after; earlier
+# held-out rows unchanged. So 362 of 464.
 
 
 def heldout_accuracy() -> tuple[float, str]:
@@ -159,7 +164,7 @@ def test_heldout_part_does_not_regress():
     assert accuracy >= HELDOUT_FLOOR, f"held-out accuracy {accuracy:.1%}\n{text}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.4 % (348 of 444), not yet 90 %")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out at 78.0 % (362 of 464), not yet 90 %")
 def test_heldout_part_reaches_90_percent():
     accuracy, text = heldout_accuracy()
     assert accuracy >= HELDOUT_TARGET, f"held-out accuracy {accuracy:.1%}\n{text}"
@@ -212,3 +217,20 @@ def test_every_corpus_text_streamed_in_small_chunks_gets_the_same_diagnosis_and_
             for chunk_bytes in (64, 256):
                 d = diagnose_lines(log.splitlines(keepends=True), chunk_bytes=chunk_bytes)
                 assert (d.category, d.matched) == (whole.category, whole.matched), (r["id"], prefix, chunk_bytes)
+
+
+def test_the_literal_shortcut_never_skips_a_match():
+    """diagnose skips a pattern when the text lacks the plain characters every match of it contains (read from
+    Python's parse of the pattern): on every corpus text a pattern matches, that literal is there; and the shortcut is
+    real (most patterns have one), so it cannot quietly be switched off."""
+    import helpers.diagnose as dg
+
+    patterns = [rx for _, regexes in dg._COMPILED for rx in regexes]
+    assert sum(bool(dg._NEEDS[rx]) for rx in patterns) > 0.8 * len(patterns)
+    assert dg._required(r"\w+\.so: cannot open shared object file") == ".so: cannot open shared object file"
+    assert dg._required(r"rendezvouserror|rendezvous") == "rendezvous" and dg._required(r"a|b") == ""
+    for r in ROWS:
+        low = r["text"].lower()
+        for rx in patterns:
+            if rx.search(low):
+                assert dg._NEEDS[rx] in low, (r["id"], rx.pattern)
