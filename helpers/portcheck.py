@@ -185,10 +185,8 @@ SKIP_DIRS = {
     ".ipynb_checkpoints",
     "mutants",
 }  # fmt: skip  (mutants: mutmut's copy of a project)
-# (also a device already chosen, compared with the GPU: `if device == torch.device("cuda"):`, `args.device == "cuda"`)
 GUARD = re.compile(
     r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
-    r"|\bdevice\w*\s*==\s*(torch\.device\(\s*)?['\"]cuda"
 )
 # An if-test that a user asked for GPUs: more than one (`num_gpus > 1`: the multi-GPU branch; `torch.device("cuda",
 # rank) if num_gpus > 1 else None`), any (`if cfg.NUM_GPUS:`, `num_gpus > 0`, also `and` another test: a config's GPU
@@ -231,9 +229,12 @@ def _asked_gpu(test, switches: set[str]) -> bool:
     if not isinstance(test, ast.Compare):  # if cfg.NUM_GPUS: / if self.use_gpu:
         return bool(GPU_COUNT.fullmatch(last) or GPU_SWITCH.fullmatch(last))
     op, right = test.ops[0], test.comparators[0]
+    if len(test.ops) == 1 and isinstance(op, ast.Eq) and re.fullmatch(r"\w*device\w*", last, re.I):
+        chosen = right.args[0] if isinstance(right, ast.Call) and _dotted(right.func).endswith("device") and (
+            right.args) else right  # fmt: skip  # device == torch.device("cuda") / args.device == "cuda"
+        return _is_cuda_str(chosen)  # (a device the user chose; one the code sets is in ``switches``)
     if len(test.ops) == 1 and GPU_INDEX.fullmatch(last):  # args.gpu is not None, gpu_id >= 0, gpu_id != -1
-        value = right.value if isinstance(right, ast.Constant) else ast.unparse(right)  # (-1 is a UnaryOp: "-1")
-        value = -1 if value == "-1" else value
+        value = -1 if ast.unparse(right) == "-1" else right.value if isinstance(right, ast.Constant) else ""
         return (isinstance(op, ast.IsNot) and value is None) or (isinstance(op, ast.GtE) and value == 0) or (
             isinstance(op, ast.NotEq) and value == -1)  # fmt: skip
     if len(test.ops) > 1 or not isinstance(right, ast.Constant) or type(right.value) is not int:
@@ -466,22 +467,26 @@ def _nccl_functions(tree, known: frozenset[str] = frozenset()) -> frozenset[str]
     branch (def init_distributed_mode(args): ...; dist.init_process_group(backend="nccl", ...)), or call one that does
     (def main(args): init_distributed_mode(args); ...; ``known``: such functions imported): whoever calls one runs with
     NCCL from then on."""
-    found = set(known)
-
-    def starts(fn) -> bool:  # (a function that can return before the call does not always start it)
-        if not isinstance(fn, ast.FunctionDef) or fn.decorator_list:  # (@contextmanager: a call runs none of it)
-            return False
-        for s in fn.body:
-            call = s.value if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) else None
-            if call and (_starts_nccl(call) or _dotted(call.func) in found):
-                return True
-            if any(isinstance(x, ast.Return) for x in ast.walk(s)):
-                return False
-        return False
-
     functions = {name: node for name, node in _bindings(tree).items() if isinstance(node, ast.FunctionDef)}
-    while new := {name for name, node in functions.items() if name not in found and starts(node)}:
-        found |= new  # (main() calls setup(), which calls init_process_group: until nothing more is found)
+    found, callers = set(known), defaultdict(list)  # callee -> the functions that call it first thing
+    todo = []
+    for name, fn in functions.items():
+        if fn.decorator_list:  # (@contextmanager: a call runs none of it)
+            continue
+        for s in fn.body:  # the calls made before a `return` can leave (sys.exit() ends the run: nothing follows)
+            call = s.value if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) else None
+            if call and _starts_nccl(call):
+                todo.append(name)
+            elif call:
+                callers[_dotted(call.func)].append(name)
+            if any(isinstance(x, ast.Return) for x in ast.walk(s)):
+                break
+    todo += [name for callee in found for name in callers[callee]]
+    while todo:  # main() calls setup(), which calls init_process_group: each function once, so linear
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            todo += callers[name]
     return frozenset(found & set(functions))
 
 
@@ -494,8 +499,9 @@ def _bindings(tree) -> dict:
             out[n.name] = n
         elif isinstance(n, ast.Import | ast.ImportFrom):
             out.update({a.asname or a.name.split(".")[0]: n for a in n.names})
-        elif isinstance(n, ast.Assign):
-            out.update({t.id: n for t in n.targets if isinstance(t, ast.Name)})
+        elif isinstance(n, ast.Assign | ast.AnnAssign):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            out.update({t.id: n for t in targets if isinstance(t, ast.Name)})
     return out
 
 
@@ -565,14 +571,26 @@ class _PyScan:
             for d in fn.args.defaults + [k for k in fn.args.kw_defaults if k]
             for sub in ast.walk(d)
         }
+
         # and the fields of an nn.Module written as a dataclass or attrs class: its constructor's parameters
-        # (device: torch.device = attr.ib(default=torch.device("cuda")) in GLIDE's TextEmbedding(nn.Module))
+        # (device: torch.device = attr.ib(default=torch.device("cuda")) in GLIDE's TextEmbedding(nn.Module)); only a
+        # value that is a default (a constant, torch.device(...), attr.ib/field(default=...)), not code that runs at
+        # import (torch.ones(1).cuda() in a class body fails there)
+        def field_class(cls) -> bool:
+            decorators = {_dotted(d.func if isinstance(d, ast.Call) else d).split(".")[-1] for d in cls.decorator_list}
+            module = any(_dotted(b) in ("nn.Module", "torch.nn.Module", "Module") for b in cls.bases)
+            return module and bool(decorators & {"dataclass", "s", "attrs", "define", "frozen", "mutable"})
+
+        def a_default(value) -> bool:
+            name = _dotted(value.func).split(".")[-1] if isinstance(value, ast.Call) else ""
+            return isinstance(value, ast.Constant) or name in ("device", "ib", "attrib", "field")
+
         self.defaults |= {
             id(sub)
             for cls in nodes
-            if isinstance(cls, ast.ClassDef) and any(_dotted(b).split(".")[-1] == "Module" for b in cls.bases)
+            if isinstance(cls, ast.ClassDef) and field_class(cls)
             for field in cls.body
-            if isinstance(field, ast.AnnAssign) and field.value is not None
+            if isinstance(field, ast.AnnAssign) and field.value is not None and a_default(field.value)
             for sub in ast.walk(field.value)
         }
         flags = {
@@ -614,6 +632,15 @@ class _PyScan:
             self.guards += [(branch[0].lineno, branch[-1].end_lineno)] if branch else []
         switches = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
                     for t in n.targets}  # fmt: skip  # use_gpu = True: set in the code, asked by no user
+        # and a GPU index option that picks a GPU unless the user says otherwise (--gpu default=0, store_true)
+        for c in (c for c in nodes if isinstance(c, ast.Call) and _dotted(c.func).endswith("add_argument")):
+            flags = [a.value for a in c.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
+            dest = max(flags, key=len, default="").lstrip("-").replace("-", "_")
+            kw = {k.arg: k.value for k in c.keywords}
+            picks = "default" in kw and ast.unparse(kw["default"]) not in ("None", "-1")
+            if GPU_INDEX.fullmatch(dest) and (picks or ast.unparse(kw.get("action", ast.Constant(""))) in (
+                    "'store_true'", "'store_false'")):  # fmt: skip
+                switches |= {f"{name}.{dest}" for name in OPTION_NAMES | {"opt", "args"}}
         for n in (n for n in nodes if id(n) in tests and not isinstance(n, ast.While)):
             if _asked_gpu(n.test, switches):  # if args.num_gpus > 1: (not its else)
                 if isinstance(n, ast.If):
@@ -689,6 +716,16 @@ class _PyScan:
                         end = len(source.splitlines()) if whole else block[-1].end_lineno
                         self.nccl.append((start, end, stmt.lineno))
                         break
+
+        # (what a starter function runs before it starts NCCL runs without it, even when the whole script is NCCL code:
+        # `def main(single): if single: model.cuda(); sys.exit()` then init_distributed_mode())
+        def first_start(fn) -> int:  # the line of the statement that starts NCCL (0: none)
+            calls = [st for st in fn.body if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)]
+            hits = (st.lineno for st in calls if _starts_nccl(st.value) or _dotted(st.value.func) in starts)
+            return next(hits, 0)
+
+        starters = [fn for fn in nodes if isinstance(fn, ast.FunctionDef) and fn.name in starts]
+        self.nccl_before = [(fn.body[0].lineno, first_start(fn) - 1) for fn in starters]
         # A value that a GPU check falls back from later: `if args.device == "cuda" and not torch.cuda.is_available():
         # args.device = "cpu"`, `torch.device(args.device if torch.cuda.is_available() else "cpu")`: the names and
         # attributes that such a test reassigns to a CPU device, or that its conditional expression sets against one.
@@ -821,6 +858,7 @@ class _PyScan:
                       "dist.get_backend() to run on both)")  # fmt: skip
             severity = "warning"
         nccl = next((line for a, b, line in self.nccl if a <= node.lineno <= b), None) if self.nccl else None
+        nccl = None if any(a <= node.lineno <= b for a, b in self.nccl_before) else nccl
         if rule == "PC101" and severity in (None, "error") and nccl and id(node) not in self.collective:
             extra += (f" (the NCCL process group started at line {nccl} needs a GPU per process, RCCL on ROCm: right "
                       "there, but a CPU-only run, which takes gloo, fails here)")  # fmt: skip
@@ -1028,10 +1066,17 @@ class _PyScan:
                 self.add(node, "PC305", f": {m} is the NVIDIA backend's libdevice")
 
     def _inside_package(self, package: str) -> bool:
-        """Is this file part of ``package`` itself (apex/tests/..., a copy of apex a project ships)? A package's own
-        code, tests and examples import it: that is no dependency on it."""
-        folders = os.path.normpath(self.path).split(os.sep)[:-1]
-        return package in folders or package.replace("_", "-") in folders
+        """Is this file part of a checkout of ``package``'s own project (a copy of apex that a project ships, with
+        its setup.py: apex/tests/..., apex/examples/...)? Its own code, tests and examples import it: that is no
+        dependency on it. (A folder merely named apex, such as a project's own integrations/apex/, is not one.)"""
+        names = {package, package.replace("_", "-"), {"flash_attn": "flash-attention"}.get(package, package)}
+        folder = os.path.dirname(os.path.abspath(self.path))
+        while os.path.basename(folder):  # (apex/apex/parallel/...: the outer apex/ holds setup.py)
+            if os.path.basename(folder) in names and any(
+                    os.path.isfile(os.path.join(folder, f)) for f in ("setup.py", "pyproject.toml")):  # fmt: skip
+                return True
+            folder = os.path.dirname(folder)
+        return False
 
     def string(self, node):
         v = node.value

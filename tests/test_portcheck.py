@@ -859,7 +859,10 @@ def test_a_bundled_copy_of_a_package_and_the_fields_of_a_module(tmp_path):
     a field default of an nn.Module written as an attrs class or dataclass is its constructor's parameter default, a
     warning like a function's (a config dataclass's field stays an error)."""
     (tmp_path / "apex" / "tests").mkdir(parents=True)
+    (tmp_path / "apex" / "setup.py").write_text("from setuptools import setup\n\nsetup(name='apex')\n")
     (tmp_path / "apex" / "tests" / "test_amp.py").write_text("import apex\nfrom apex import amp\n")  # ok: apex's own
+    (tmp_path / "integrations" / "apex").mkdir(parents=True)  # a project's own folder named apex: no copy of apex
+    (tmp_path / "integrations" / "apex" / "amp.py").write_text("import apex\n")  # 1: error
     (tmp_path / "train.py").write_text("from apex import amp\n\nmodel, opt = amp.initialize(model, opt)\n")  # 1, 3
     (tmp_path / "encoders.py").write_text(
         "from dataclasses import dataclass\n\nimport attr\nimport torch\nfrom torch import nn\n\n\n"
@@ -870,8 +873,52 @@ def test_a_bundled_copy_of_a_package_and_the_fields_of_a_module(tmp_path):
     found = {(os.path.basename(f["path"]), f["line"], f["rule"]): f["severity"]
              for f in scan([str(tmp_path)])["findings"] if f["rule"] in ("PC101", "PC303")}  # fmt: skip
     assert found == {
-        ("train.py", 1, "PC303"): "error", ("train.py", 3, "PC303"): "error", ("encoders.py", 10, "PC101"): "warning",
-        ("encoders.py", 15, "PC101"): "error",
+        ("train.py", 1, "PC303"): "error", ("train.py", 3, "PC303"): "error", ("amp.py", 1, "PC303"): "error",
+        ("encoders.py", 10, "PC101"): "warning", ("encoders.py", 15, "PC101"): "error",
+    }  # fmt: skip
+
+
+def test_a_review_of_the_chosen_device_the_picked_gpu_nccl_starters_and_fields(tmp_path):
+    """A second review's reproductions: comparing the user's device choice is no CPU fallback, guards only under `==`
+    (not `not`, not `or` with another way in) and not a device the code sets; `args.gpu` guards only when its default
+    picks no GPU (None or -1, not 0, not the string "-1"); what an NCCL starter runs before it starts NCCL runs without
+    it; `main` rebound to another function is not the starter; a plain class attribute, or code that runs at import,
+    is no constructor default."""
+    cases = {
+        "ifexp.py": "import argparse\nimport torch\n\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--device', default='cuda')\nargs = p.parse_args()\n"  # 5: error
+        "device = args.device if args.device == 'cuda' else 'cpu'\n",
+        "chosen.py": "def run(model, args, device):\n"
+        "    if not args.device == 'cuda':\n        model = model.cuda()\n"  # 3: error
+        "    if args.device == 'cuda' or args.half:\n        model = model.cuda()\n"  # 5: error
+        "    if args.device == 'cuda' and args.half:\n        model = model.cuda()\n"  # ok
+        "    device = 'cuda'\n    if device == 'cuda':\n        model = model.cuda()\n"  # 8 and 10: error
+        "    return model\n",
+        "gpu_zero.py": "import argparse\n\np = argparse.ArgumentParser()\n"
+        "p.add_argument('--gpu', type=int, default=0)\n"
+        "p.add_argument('--gpu_id', type=int, default=-1)\nargs = p.parse_args()\n"
+        "if args.gpu >= 0:\n    model = model.cuda(args.gpu)\n"  # 8: error, 0 picks a GPU
+        "if args.gpu_id != '-1':\n    model = model.cuda()\n"  # 10: error, a string
+        "if args.gpu_id != -1:\n    model = model.cuda()\n",  # ok
+        "single.py": "import sys\nimport torch\nimport torch.distributed as dist\n\n\ndef init():\n"
+        "    dist.init_process_group(backend='nccl')\n\n\ndef main(single):\n    if single:\n"
+        "        model = torch.nn.Linear(2, 2).cuda()\n        sys.exit(0)\n    init()\n"  # 12: error
+        "    return torch.ones(2).cuda()\n"  # 15: warning
+        "\n\nif __name__ == '__main__':\n    main(len(sys.argv) == 1)\n",
+        "rebound.py": "import torch\nimport torch.distributed as dist\n\n\ndef main():\n"
+        "    dist.init_process_group(backend='nccl')\n\n\ndef cpu_main():\n    pass\n\n\nmain: object = cpu_main\n"
+        "if __name__ == '__main__':\n    main()\n    model = torch.nn.Linear(2, 2).cuda()\n",  # 16: error
+        "fields.py": "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    device: str = 'cuda'\n"  # 6
+        "    table: torch.Tensor = torch.ones(1, device='cuda')\n",  # 7: error, runs at import
+    }  # fmt: skip
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+    assert _severities(tmp_path) == {
+        ("ifexp.py", 5): "error", ("chosen.py", 3): "error", ("chosen.py", 5): "error", ("chosen.py", 8): "error",
+        ("chosen.py", 10): "error",
+        ("gpu_zero.py", 8): "error", ("gpu_zero.py", 10): "error", ("single.py", 12): "error",
+        ("single.py", 15): "warning", ("rebound.py", 16): "error", ("fields.py", 6): "error",
+        ("fields.py", 7): "error",
     }  # fmt: skip
 
 
