@@ -572,6 +572,28 @@ class _PyScan:
             for sub in ast.walk(d)
         }
 
+        # and a parameter's default set in the body: `device if device is not None else torch.device("cuda")`, `if
+        # device is None: device = "cuda"` (StyleGAN's MetricOptions): callers that pass one never reach it
+        def is_none(test, params) -> tuple[str, bool] | None:  # `p is None`: (p, True); `p is not None`: (p, False)
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name):
+                none = ast.unparse(test.comparators[0]) == "None" and test.left.id in params
+                return (test.left.id, isinstance(test.ops[0], ast.Is)) if none and isinstance(
+                    test.ops[0], ast.Is | ast.IsNot) else None  # fmt: skip
+            return None
+
+        for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
+            params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+            for n in (n for n in ast.walk(fn) if isinstance(n, ast.IfExp | ast.If)):
+                if not (found := is_none(n.test, params)):
+                    continue
+                name, when_none = found
+                if isinstance(n, ast.IfExp):
+                    self.defaults |= {id(sub) for sub in ast.walk(n.body if when_none else n.orelse)}
+                elif when_none and not n.orelse:
+                    self.defaults |= {id(sub) for st in n.body if isinstance(st, ast.Assign)
+                                      and ast.unparse(st.targets[0]) in (name, f"self.{name}")
+                                      for sub in ast.walk(st.value)}  # fmt: skip
+
         # and the fields of an nn.Module written as a dataclass or attrs class: its constructor's parameters
         # (device: torch.device = attr.ib(default=torch.device("cuda")) in GLIDE's TextEmbedding(nn.Module)); only a
         # value that is a default (a constant, torch.device(...), attr.ib/field(default=...)), not code that runs at

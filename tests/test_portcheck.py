@@ -922,6 +922,22 @@ def test_a_review_of_the_chosen_device_the_picked_gpu_nccl_starters_and_fields(t
     }  # fmt: skip
 
 
+def test_a_parameter_default_set_in_the_body(tmp_path):
+    """StyleGAN's MetricOptions (rounds 7 to 9 outside the study): `device if device is not None else
+    torch.device("cuda")`, or `if device is None: device = "cuda"`, is the parameter's default written in the body: a
+    warning, like `def f(device="cuda")`; the same value for a name that is no parameter stays an error."""
+    (tmp_path / "metric_utils.py").write_text(
+        "import torch\n\n\nclass MetricOptions:\n    def __init__(self, device=None, rank=0):\n"
+        "        self.device = device if device is not None else torch.device('cuda', rank)\n\n\n"  # 6: warning
+        "def load(path, device=None):\n    if device is None:\n        device = 'cuda'\n"  # 11: warning
+        "    return torch.load(path, map_location=device)\n\n\n"
+        "def other(x):\n    dev = None\n    return dev if dev is not None else torch.device('cuda')\n"  # 17: error
+    )
+    assert _severities(tmp_path) == {
+        ("metric_utils.py", 6): "warning", ("metric_utils.py", 11): "warning", ("metric_utils.py", 17): "error",
+    }  # fmt: skip
+
+
 def test_a_second_review_of_the_guards(tmp_path):
     """A second review's reproductions: NCCL covers a block only from where nothing before can leave it; a way out
     counts only when its test is true where there is no GPU (not `and` another option, not an Accelerator's process);
