@@ -391,6 +391,15 @@ def _starts_nccl(call: ast.Call) -> bool:
     )
 
 
+def _option(add_argument: ast.Call) -> tuple[str, str]:
+    """parser.add_argument("-g", "--gpu-id", ...) -> ("--gpu-id", "gpu_id"): its longest flag and the attribute that
+    holds its value (``dest=`` when given)."""
+    flags = [a.value for a in add_argument.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
+    flag = max(flags, key=len, default="")
+    dests = [k.value.value for k in add_argument.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)]
+    return flag, dests[0] if dests else flag.lstrip("-").replace("-", "_")
+
+
 def _is_cpu(node) -> bool:
     """Is the expression a CPU device: "cpu", torch.device("cpu")?"""
     if isinstance(node, ast.Call) and _dotted(node.func).split(".")[-1] == "device" and node.args:
@@ -656,8 +665,7 @@ class _PyScan:
                     for t in n.targets}  # fmt: skip  # use_gpu = True: set in the code, asked by no user
         # and a GPU index option that picks a GPU unless the user says otherwise (--gpu default=0, store_true)
         for c in (c for c in nodes if isinstance(c, ast.Call) and _dotted(c.func).endswith("add_argument")):
-            flags = [a.value for a in c.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
-            dest = max(flags, key=len, default="").lstrip("-").replace("-", "_")
+            _, dest = _option(c)
             kw = {k.arg: k.value for k in c.keywords}
             picks = "default" in kw and ast.unparse(kw["default"]) not in ("None", "-1")
             if GPU_INDEX.fullmatch(dest) and (picks or ast.unparse(kw.get("action", ast.Constant(""))) in (
@@ -726,11 +734,15 @@ class _PyScan:
                     elif local in functions:
                         starts.add(a.asname or a.name)
         starts |= _nccl_functions(tree, frozenset(starts))  # def main(): init_distributed_mode(args) -> main()
+
+        def starts_nccl(stmt) -> bool:  # init_process_group("nccl"), or a call of a function that starts it
+            call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+            return bool(call) and (_starts_nccl(call) or _dotted(call.func) in starts)
+
         for n in (n for n in nodes if not isinstance(n, ast.ClassDef)):
             for block in (b for f in ("body", "orelse") if isinstance(b := getattr(n, f, None), list)):
                 for i, stmt in enumerate(block):
-                    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (
-                            _starts_nccl(stmt.value) or _dotted(stmt.value.func) in starts):  # fmt: skip
+                    if starts_nccl(stmt):
                         exits = [s.end_lineno + 1 for s in block[:i] if any(
                             isinstance(x, ast.Return | ast.Raise) or _leaves(x) for x in ast.walk(s))]  # fmt: skip
                         whole = (n is tree or n in mains) and not exits
@@ -741,13 +753,9 @@ class _PyScan:
 
         # (what a starter function runs before it starts NCCL runs without it, even when the whole script is NCCL code:
         # `def main(single): if single: model.cuda(); sys.exit()` then init_distributed_mode())
-        def first_start(fn) -> int:  # the line of the statement that starts NCCL (0: none)
-            calls = [st for st in fn.body if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)]
-            hits = (st.lineno for st in calls if _starts_nccl(st.value) or _dotted(st.value.func) in starts)
-            return next(hits, 0)
-
         starters = [fn for fn in nodes if isinstance(fn, ast.FunctionDef) and fn.name in starts]
-        self.nccl_before = [(fn.body[0].lineno, first_start(fn) - 1) for fn in starters]
+        self.nccl_before = [(fn.body[0].lineno, next((st.lineno for st in fn.body if starts_nccl(st)), 0) - 1)
+                            for fn in starters]  # fmt: skip
         # A value that a GPU check falls back from later: `if args.device == "cuda" and not torch.cuda.is_available():
         # args.device = "cpu"`, `torch.device(args.device if torch.cuda.is_available() else "cpu")`: the names and
         # attributes that such a test reassigns to a CPU device, or that its conditional expression sets against one.
@@ -917,9 +925,7 @@ class _PyScan:
 
     def _falls_back(self, add_argument: ast.Call) -> bool:
         """parser.add_argument("--device", default="cuda") whose value a GPU check replaces later (args.device)."""
-        flags = [a.value for a in add_argument.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")]
-        dests = [k.value.value for k in add_argument.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)]
-        dest = dests[0] if dests else max(flags, key=len, default="").lstrip("-").replace("-", "_")
+        _, dest = _option(add_argument)
         names = self.options or OPTION_NAMES  # (parsed in another function: `return parser.parse_args()`)
         return bool(dest) and any(f"{name}.{dest}" in self.fallback for name in names)
 
@@ -1005,7 +1011,7 @@ class _PyScan:
                 choices = [c.value for c in node.keywords if c.arg == "choices"]
                 choices = [x.value for c in choices if isinstance(c, ast.List | ast.Tuple) for x in c.elts
                            if isinstance(x, ast.Constant)]  # fmt: skip
-                flag = next((a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value)[:1] == "-"), "")
+                flag, _ = _option(node)
                 why = f"with 'cpu' among its choices: a run without {flag or 'it'} fails on a CPU-only machine"
                 if "cpu" in choices:  # the script runs on a CPU, asked: a plain run still fails there
                     self.add(k.value, "PC101", f": a command-line default of {k.value.value!r}, {why}", "warning")
