@@ -1091,7 +1091,21 @@ class _PyScan:
             elif top in CUDA_ONLY_PACKAGES:
                 self.add(node, "PC112" if top == "pynvml" else "PC113", f": {top} -> {CUDA_ONLY_PACKAGES[top]}")
             elif m.startswith("triton.language.extra.cuda"):
-                self.add(node, "PC305", f": {m} is the NVIDIA backend's libdevice")
+                self._nvidia_libdevice(node, m)
+
+    def _nvidia_libdevice(self, node, module: str):
+        """An import of Triton's NVIDIA libdevice: every Triton wheel ships both backends' language modules (its
+        setup.py copies nvidia and amd), so the import itself works on ROCm; a kernel that calls it does not compile
+        for an AMD GPU. Imported but never used here: a warning. (A plain `import triton.language.extra.cuda` binds
+        `triton`: its use, triton.language.extra.cuda.x, is reported where it is written.)"""
+        if isinstance(node, ast.Import) and not any(a.asname for a in node.names):
+            return
+        bound = {a.asname or a.name for a in node.names}
+        if any(isinstance(n, ast.Name) and n.id in bound for n in self.nodes):
+            self.add(node, "PC305", f": {module} is the NVIDIA backend's libdevice")
+        else:
+            self.add(node, "PC305", f": {module} is the NVIDIA backend's libdevice, imported but not used here (the "
+                     "import works on ROCm: Triton wheels ship both backends; remove it)", "warning")
 
     def _inside_package(self, package: str) -> bool:
         """Is this file part of a checkout of ``package``'s own project (a copy of apex that a project ships, with

@@ -995,3 +995,26 @@ def test_a_second_review_of_the_guards(tmp_path):
     )
     assert [f["severity"] for f in scan([str(broken)])["findings"]] == ["error"]
     assert [f["severity"] for f in scan([str(real)])["findings"]] == ["info"]
+
+
+def test_an_unused_import_of_tritons_nvidia_libdevice_is_a_warning(tmp_path):
+    """VILA's quantisation kernels import triton.language.extra.cuda's libdevice and never call it: every Triton
+    wheel ships both backends' language modules (setup.py copies nvidia and amd), so that import works on ROCm; a
+    kernel that calls it does not compile for an AMD GPU. An FP in round 10 (11 files), labelled from the code."""
+    src = tmp_path / "kern.py"
+    src.write_text(
+        "import triton\nimport triton.language as tl\nfrom triton.language.extra.cuda import libdevice\n\n\n"
+        "@triton.jit\n"
+        "def k(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, mask=offs < n)\n"
+    )
+    (f,) = scan([str(src)])["findings"]
+    assert (f["rule"], f["line"], f["severity"]) == ("PC305", 3, "warning") and "not used here" in f["message"]
+    src.write_text(src.read_text().replace("tl.load(x_ptr + offs) * 2", "libdevice.exp(tl.load(x_ptr + offs))"))
+    (f,) = scan([str(src)])["findings"]
+    assert (f["rule"], f["line"], f["severity"]) == ("PC305", 3, "error")
+    src.write_text("import triton.language.extra.cuda as tlc\n\nX = tlc.libdevice\n")
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(1, "error")]
+    src.write_text("import triton\nimport triton.language.extra.cuda\n\nX = triton.language.extra.cuda.libdevice\n")
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(4, "error")]
