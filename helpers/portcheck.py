@@ -194,7 +194,7 @@ GUARD = re.compile(
 # path a CPU-only run takes, so that stays unguarded.
 GPU_COUNT = re.compile(r"(num|n)_?gpus?", re.I)
 GPU_INDEX = re.compile(r"(local_)?gpus?(_ids?|_index)?", re.I)  # args.gpu: the GPU a user picked, None (or -1) for none
-GPU_SWITCH = re.compile(r"use_(gpu|cuda)s?")
+GPU_SWITCH = re.compile(r"(use|on|to|copy_to|move_to|run_on|enable)_(gpu|cuda)s?", re.I)  # cfg.USE_CUDA, copy_to_gpu
 # A function named for the GPU (move_to_cuda, collect_results_gpu, cuda_forward): putting things on the GPU is what
 # it is for, and its callers choose whether to call it; not one that picks, tests or falls back (cpu_or_gpu, has_gpu,
 # get_gpu_count, maybe_cuda, to_cuda_if_available)
@@ -216,9 +216,9 @@ SAFE_OPTIONS = {"reduction", "ignore_index", "label_smoothing", "dim", "inplace"
 
 def _asked_gpu(test, switches: set[str]) -> bool:
     """A test that a user asked for GPUs: a count (`num_gpus > 1`: the multi-GPU branch; `if cfg.NUM_GPUS:`, `> 0`,
-    `>= 1`, `!= 0`: any, a config's count that is 0 for a CPU run) or a switch (`if self.use_gpu:`), in an `and` too, or
-    in every part of an `or`; not one the code sets itself (``switches``: use_gpu = True). Its branch runs only with
-    GPUs; its else is the path a CPU-only run takes, so that stays unguarded."""
+    `>= 1`, `!= 0`: any, a config's count that is 0 for a CPU run) or a switch (`if self.use_gpu:`, `cfg.USE_CUDA`,
+    `copy_to_gpu`), in an `and` too, or in every part of an `or`; not one the code sets itself (``switches``: use_gpu =
+    True). Its branch runs only with GPUs; its else is the path a CPU-only run takes, so that stays unguarded."""
     if isinstance(test, ast.BoolOp):
         parts = [_asked_gpu(v, switches) for v in test.values]
         return any(parts) if isinstance(test.op, ast.And) else all(parts)
@@ -1104,8 +1104,8 @@ class _PyScan:
         if any(isinstance(n, ast.Name) and n.id in bound for n in self.nodes):
             self.add(node, "PC305", f": {module} is the NVIDIA backend's libdevice")
         else:
-            self.add(node, "PC305", f": {module} is the NVIDIA backend's libdevice, imported but not used here (the "
-                     "import works on ROCm: Triton wheels ship both backends; remove it)", "warning")
+            unused = ", imported but not used here (the import works on ROCm: Triton wheels ship both backends)"
+            self.add(node, "PC305", f": {module} is the NVIDIA backend's libdevice{unused}", "warning")
 
     def _inside_package(self, package: str) -> bool:
         """Is this file part of a checkout of ``package``'s own project (a copy of apex that a project ships, with
