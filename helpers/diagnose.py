@@ -81,7 +81,8 @@ RULES = (
             r"lib(torch|c10)_hip\.so: undefined symbol",  # torch's ROCm half, built against other libraries
             r"/opt/rocm\S*/lib[\w.+-]*\.so[\w.]*: (cannot open shared object file|undefined symbol)",  # in /opt/rocm
             r"(Couldn't open|Could not load dynamic) (CUDA )?library '?lib(amdhip64|hip\w*|roc\w*|MIOpen|rccl)",
-            r"undefined symbol: (miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",  # a ROCm C function: another release
+            # a ROCm function (also a C++ one, mangled: _Z22hipCreateSurfaceObject...) missing: another release
+            r"undefined symbol: (_Z\d+)?(miopen|rocblas_|hipblas|hsa_|rccl|hip[A-Z])\w*",
             r"undefined reference to\W*(hsa_|hip[A-Z]|rocblas_|hipblas|miopen|rccl)\w*@",  # versioned: another release
             # Windows: a ROCm DLL, or a GPU DLL of torch that loads them (ZLUDA's stand-ins too), that did not load
             r"(amdhip64|hiprtc|rocblas|hipblas\w*|MIOpen|rccl)\w*\.dll was not found",
@@ -465,6 +466,7 @@ RULES = (
         "dtype_unsupported",
         (
             r"Unsupported conversion from 'f8",
+            r"Feature '[\w.]*bf16[\w.]*' requires \.target sm_\d+",  # ptxas: no bf16 before sm_80 (NVIDIA)
             r"not implemented for '(BFloat16|Half|Float8\w*)'",
             r"BLAS_STATUS_NOT_SUPPORTED[^\n]*_16BF\b",  # a bf16 GEMM (CUDA_R_16BF) this GPU's BLAS does not run
             r"float8_e4m3fn\b",
@@ -583,6 +585,7 @@ RULES = (
             r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
             r"Could not run 'torchaudio::\w+' with arguments from the 'CUDA' backend",  # torchaudio without its GPU ops
             r"xFormers can't load C\+\+/CUDA extensions",
+            r"Need to compile C\+\+ extensions to use all xFormers features",  # xFormers without its built ops
             r"Failed to import from [\w.]+ with",  # vLLM and SGLang: a compiled module of theirs did not load
             r"module '\w+' has no attribute '\w+_cuda'",  # an extension built without its CUDA kernels
             r"/_C(\.abi3)?[\w.-]*\.so: undefined symbol",  # a package's extension built against another torch
@@ -591,7 +594,7 @@ RULES = (
             r"libamd_smi\.so",
             r"CUDA SETUP: Setup Failed",
             r"is not compatible with ROCM",
-            r"name 'amdsmi' is not defined",
+            r"name '(amdsmi|sageattn\w*|flash_attn\w*)' is not defined",  # an optional import that failed earlier
             r"amdsmi does not seem to be installed",
             r"bitsandbytes (ROCm binary|native library)",
             r"Configured ROCm binary not found",
@@ -719,6 +722,7 @@ RULES = (
             r"Total number of replaced kernel launches[\s\S]{0,900}?Cannot find source file",
             r"FAILED: \S*(hip|rocm|cuda|\.cu\b)\S*\.(o|obj|so)\b",  # ninja: a GPU object or library that did not build
             r"no (known conversion from|matching function for call to) ['\u2018]",  # a C++ type error in GPU code
+            r'instantiation of (class |function )?"[^"\n]+" at line \d+',  # nvcc's context of a template's error
             r"Can't exec \"[^\"]*/bin/(hcc|clang|nvcc)",  # hipcc (a Perl script in old ROCm) cannot run its compiler
             r"error: unknown warning option",
             r"error: command '[^']*(hipcc|nvcc|clang\+\+|g\+\+|c\+\+)' failed",
@@ -823,7 +827,8 @@ RULES = (
             r"miopen::Exception",
             r"miopenStatus\w+",
             r"MIOpen/src/\S+\.cpp:\d+",  # a log line that names MIOpen's source file
-            r"(Forward|Backward) (Convolution|GEMM) (Data |Weights )?Failed",  # MIOpenDriver's verification
+            # MIOpenDriver's verification of an op against the CPU
+            r"(Forward|Backwards?)( prop)? (Convolution|GEMM|batch ?norm) (Data |Weights |verification )?Failed",
             r"F\.conv[123]d\([\s\S]{0,500}HIP error: unspecified launch failure",  # a MIOpen kernel failed
         ),
         "MIOpen (ROCm's cuDNN) failed or is slow",
@@ -848,6 +853,8 @@ def _last_resort(category: str, pattern: str, what: str, error_line: bool = True
     return replace(rule, patterns=(pattern,), cause=cause, error_line=error_line)
 
 
+_NOT_OURS = r"(?!torch|c10|hsa-amd-aql|cu|nv|nccl)"  # a library name that is not torch's, ROCr's profiler's, NVIDIA's
+
 RULES += (  # chosen on the development rows: no `unknown` text names Triton or NCCL on an error line
     _last_resort("triton_rocm", r"(?<![/\\])\btriton\b(?![/\\])", "a name"),  # not a folder named triton
     # also vLLM's PyNcclCommunicator; not nccl.dll: Windows has no NCCL (ZLUDA ships a stand-in of that name)
@@ -858,6 +865,23 @@ RULES += (  # chosen on the development rows: no `unknown` text names Triton or 
         "distributed_backend",
         r"[/\\]distributed(\.py|[/\\](?!run\.py|launcher|elastic)\S*\.py)\", line \d+",  # (DDP's distributed.py)
         "a traceback through a distributed module, without its error line",
+        error_line=False,
+    ),
+    # a shared library (not torch's own) that did not load: a ROCm library, or one it needs from the system (libnuma,
+    # libtinfo); not torch's own libc10/libtorch_* (a build or import-order problem of an extension), nor NVIDIA's
+    _last_resort(
+        "shared_lib_load",
+        # (nor ROCr's optional profiler library, whose LoadLib failure it logs and goes on)
+        rf"(cannot open shared object file|could not open|cannot open|unable to (open|load))\W+lib{_NOT_OURS}\w"
+        rf"|lib{_NOT_OURS}[\w+-]+\.so[\w.]*: cannot open shared object file",
+        "a shared library that did not load (a ROCm library, or one it needs from the system: libnuma, libtinfo)",
+        error_line=False,
+    ),
+    # a traceback cut off where it imports a package's compiled CUDA/HIP module (flash_attn_2_cuda), its error unseen
+    _last_resort(
+        "missing_extension",
+        r"\n\s*(import \w+_(cuda|hip)\b|from \w+_(cuda|hip) import)",
+        "a traceback that stops at the import of a compiled extension, without its error line",
         error_line=False,
     ),
     # torch.utils.collect_env's report of a torch without ROCm (a CUDA or CPU build), where nothing else matched
