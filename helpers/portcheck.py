@@ -910,6 +910,31 @@ class _PyScan:
                 self._guarded[a : b + 1] = b"\x01" * (b + 1 - a)
         return id(node) in self.guard_ids or bool(self._guarded[node.lineno])
 
+    def _read_only_guarded(self, assign) -> bool:
+        """A module-level constant (DEVICE = "cuda") that the module reads, and only where a GPU test guards it, also
+        through other module-level names made from it (ChatGLM's api.py: CUDA_DEVICE = f"{DEVICE}:{DEVICE_ID}", read in
+        torch_gc() under `if torch.cuda.is_available():`). One never read here may be imported elsewhere: reported."""
+        top = [n for n in self.tree.body if isinstance(n, ast.Assign)]
+        if assign not in top or not all(isinstance(t, ast.Name) for t in assign.targets):
+            return False
+        names, seen, reads = [t.id for t in assign.targets], set(), 0
+        derived = {id(x): a for a in top for x in ast.walk(a.value)}  # a read that makes another constant
+        while names:
+            name = names.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for x in self.nodes:
+                if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load):
+                    made = derived.get(id(x))
+                    if made and all(isinstance(t, ast.Name) for t in made.targets):
+                        names += [t.id for t in made.targets]
+                    elif not self.guarded(x):
+                        return False
+                    else:
+                        reads += 1
+        return reads > 0
+
     def _key(self, node) -> str:
         """A name's key in self.fallback: an attribute as written (self.x: with its class), a plain name with the
         function or class it is in."""
@@ -954,6 +979,7 @@ class _PyScan:
                     and not any(
                         self._key(t) in self.fallback for t in targets if isinstance(t, ast.Name | ast.Attribute)
                     )
+                    and not self._read_only_guarded(node)
                 ):  # device = "cuda" as a module-level default or a config field
                     self.add(node.value, "PC101", f": {ast.unparse(node)[:60]}")
                 if any(_dotted(t).endswith("cudnn.benchmark") for t in targets) and (

@@ -544,7 +544,7 @@ def test_guards_reach_no_further_than_what_they_test(tmp_path):
         "    def __init__(self, args):\n"
         "        self.device = torch.device('cuda', args.rank) if torch.cuda.is_available() else 'cpu'\n",  # ok
         "names.py": "import torch\n"
-        "device = 'cuda'\n"  # 2: the IfExp below uses the name, it chooses no CPU for it
+        "device = 'cuda'\n"  # 2: the IfExp below reads it where a GPU is, and so does evaluate() where none is
         "def step(batch):\n"
         "    return batch.to(device) if torch.cuda.is_available() else batch\n"
         "def pick():\n"
@@ -552,7 +552,9 @@ def test_guards_reach_no_further_than_what_they_test(tmp_path):
         "    if not torch.cuda.is_available():\n"
         "        device = 'cpu'\n"
         "def main():\n"
-        "    device = 'cuda'\n",  # 10: another function's device
+        "    device = 'cuda'\n"  # 10: another function's device
+        "def evaluate(x):\n"
+        "    return x.to(device)\n",
         "comm.py": "import torch\nimport torch.distributed as dist\n\n\n"
         "def train(rank, world):\n"
         "    model = torch.nn.Linear(2, 2).cuda()\n"  # 6: the model is no collective's tensor, only its weight is
@@ -1037,3 +1039,26 @@ def test_a_switch_to_use_the_gpu_is_a_users_choice_in_any_spelling(tmp_path):
         "    return feats\n"
     )
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(12, "error")]
+
+
+def test_a_module_constant_read_only_where_a_gpu_is_tested_is_no_error(tmp_path):
+    """ChatGLM's api.py (round 11, labelled FP from the code): DEVICE = "cuda" is read only through CUDA_DEVICE, inside
+    torch_gc() under `if torch.cuda.is_available():`, so a CPU-only run never uses it. One read anywhere without a
+    guard, or none at all in the module (another module may import it), keeps it an error."""
+    src = tmp_path / "api.py"
+    body = (
+        "import torch\n\n"
+        "DEVICE = 'cuda'\n"  # 3
+        "DEVICE_ID = '0'\n"
+        "CUDA_DEVICE = f'{DEVICE}:{DEVICE_ID}' if DEVICE_ID else DEVICE\n\n\n"
+        "def torch_gc():\n"
+        "    if torch.cuda.is_available():\n"
+        "        with torch.cuda.device(CUDA_DEVICE):\n"
+        "            torch.cuda.empty_cache()\n"
+    )
+    src.write_text(body)
+    assert scan([str(src)])["findings"] == []
+    src.write_text(body + "\n\ndef load(m):\n    return m.to(CUDA_DEVICE)\n")
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(3, "error")]
+    src.write_text("import torch\n\nDEVICE = 'cuda'\n")
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(3, "error")]
