@@ -1413,12 +1413,26 @@ def _downgrade_cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
     return replace(f, severity="info", message=f.message + note)
 
 
-def _downgrade_test(f: Finding, rel: str) -> Finding:
+def _is_extension_test(path: str) -> bool:
+    """test.py next to a setup.py that builds a CUDAExtension: the test script of that extension's own kernels (the
+    MSDeformAttn op that Deformable-DETR, Mask2Former and the rest of the DETR family copy, with its ops/test.py)."""
+    if os.path.basename(path) not in ("test.py", "tests.py"):
+        return False
+    try:
+        with open(os.path.join(os.path.dirname(path), "setup.py"), encoding="utf-8", errors="replace") as setup:
+            return "CUDAExtension" in setup.read()
+    except OSError:
+        return False
+
+
+def _downgrade_test(f: Finding, rel: str, path: str = "") -> Finding:
     """PC101 in a project's tests or benchmarks is a warning: such a test fails a CPU-only test run, not a user's
     program, and the fix is a skip marker, not a device fallback; a benchmark suite exists to time GPUs."""
     if f.rule != "PC101" or f.severity != "error":
         return f
-    if _is_test_path(rel):
+    if _is_extension_test(path):
+        note = " (the test of the CUDA extension that setup.py next to it builds: its kernels run on a GPU only)"
+    elif _is_test_path(rel):
         note = " (a test: skip it where no GPU is, @pytest.mark.skipif(not torch.cuda.is_available(), reason=...))"
     elif _is_benchmark_path(rel):
         note = " (a benchmark: it times the GPU; say so in its docs, or skip where no GPU is)"
@@ -1448,7 +1462,7 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
             continue  # binary
         n_files += 1
         n_lines += data.count(b"\n")
-        findings += [_downgrade_test(f, rel_of[path]) for f in scan_source(path, data)]
+        findings += [_downgrade_test(f, rel_of[path], path) for f in scan_source(path, data)]
         if os.path.basename(path) == "setup.py":
             try:
                 folders = cuda_only_folders(path, ast.parse(data))

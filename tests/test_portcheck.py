@@ -1062,3 +1062,22 @@ def test_a_module_constant_read_only_where_a_gpu_is_tested_is_no_error(tmp_path)
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(3, "error")]
     src.write_text("import torch\n\nDEVICE = 'cuda'\n")
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(3, "error")]
+
+
+def test_the_test_script_of_a_cuda_extension_is_gpu_code_by_design(tmp_path):
+    """Deformable-DETR's models/ops/test.py (and its copies in Mask2Former and the DETR family) compares the
+    MSDeformAttn CUDA kernel with the PyTorch reference: GPU code by design, 20 FPs in rounds 10 and 12, labelled from
+    the code. A test.py whose folder's setup.py builds no CUDAExtension is a project's script (often its evaluation
+    entry point): still an error."""
+    ops = tmp_path / "ops"
+    ops.mkdir()
+    (ops / "setup.py").write_text(
+        "from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "setup(ext_modules=[CUDAExtension('MultiScaleDeformableAttention', ['src/vision.cpp'])])\n"
+    )
+    (ops / "test.py").write_text("import torch\n\nshapes = torch.as_tensor([(6, 4)]).cuda()\n")
+    (f,) = scan([str(ops / "test.py")])["findings"]
+    assert (f["line"], f["severity"]) == (3, "warning") and "CUDA extension" in f["message"]
+    (ops / "setup.py").write_text("from setuptools import setup\nsetup(name='evaluation')\n")
+    (f,) = scan([str(ops / "test.py")])["findings"]
+    assert (f["line"], f["severity"]) == (3, "error")
