@@ -130,8 +130,9 @@ RULES = (
         "compiler_crash",
         (
             r"Please submit a (full )?bug report",  # GCC's, and LLVM's (clang, lld) crash banner
-            r"Program arguments: \S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\s",  # LLVM's crash report (Stack dump:)
-            r"\(\S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\+0x[0-9a-f]+\)",  # a frame of an LLVM tool's crash backtrace
+            # a frame of an LLVM tool's crash backtrace (after LLVM's "Stack dump:"), in LLVM's form and in glibc's
+            r"\(\S*/(llc|clang[\w+.-]*|ld\.lld|lld|opt)\+0x[0-9a-f]+\)",
+            r"/(llc|clang[\w+.-]*|ld\.lld|lld|opt|hcc)\(_ZN4llvm\w+\+0x[0-9a-f]+\)",
             r"died due to signal \d+|internal compiler error|Killed signal terminated program cc1",
             r"UNREACHABLE executed at \S*clang",  # an assertion of clang's own code
         ),
@@ -167,6 +168,8 @@ RULES = (
             r"WSL environment detected",
             r"Can't initialize amdsmi",
             r"Module amdgpu not found in directory /lib/modules/\S*microsoft",  # WSL2's kernel has no amdgpu driver
+            # torch.utils.collect_env on WSL2: a torch (ROCm's) that sees no GPU there
+            r"microsoft-standard-WSL2[\s\S]{0,400}?Is CUDA available: False",
         ),
         "ROCm on WSL2: a limit of the WSL runtime",
         "On WSL2 the GPU is reached through the Windows driver: rocminfo can fail to allocate its resources, and "
@@ -212,6 +215,7 @@ RULES = (
             r"'ROCMExecutionProvider' is not in available provider",
             r"TryGetProviderInfo_CUDA",
             r"Torch not compiled with CUDA enabled",
+            r"PyTorch CUDA is unavailable",  # tiny-cuda-nn's setup.py: a torch without a GPU backend
             r"No ROCm runtime is found",  # torch.utils.cpp_extension: ROCM_HOME exists, torch.version.hip is None
             r"Found no NVIDIA driver",
             r"The NVIDIA driver on your system is too old",  # a CUDA build's check (torch/cuda/__init__.py)
@@ -260,6 +264,7 @@ RULES = (
             r"hipErrorSharedObjectInitFailed: shared object initialization failed",  # rocThrust/rocPRIM's form
             r"rocBLAS warning: No paths matched \S*gfx",  # rocBLAS has no kernel files for this gfx target
             r"HIP is not supported on the specified GPU ARCH",  # hip_runtime.h's #error: HIP does not run on it
+            r"Possible gpu arch mismatch",  # OpenMP offloading (libomptarget): no device image for this gfx target
             r"minimum required AMDGPU ISA is gfx",  # TensorFlow's ROCm build ignores a GPU below its targets
             # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
             # (not a framework's own JIT module: "hipModuleLoadData(...) failed with error: ...")
@@ -289,8 +294,11 @@ RULES = (
         "device_permissions",
         (
             r"amdgpu_get_auth",
-            r"HSA_STATUS_ERROR_OUT_OF_RESOURCES",
+            # (not a queue's asynchronous error while kernels run: "callbackQueue aborting with error")
+            r"(?<!aborting with error : )HSA_STATUS_ERROR_OUT_OF_RESOURCES",
             r"No HIP GPUs are available",
+            # torch.utils.collect_env of a ROCm build that sees no GPU
+            r"ROCM used to build PyTorch: \d[\s\S]{0,800}?Is CUDA available: False",
             r"No CUDA GPUs are available",  # from a ROCm build too (c10/hip/HIPFunctions.cpp); see wrong_wheel
             r"Unable to open /dev/kfd",
             r"/dev/(kfd|dri)\S*.*(Permission denied|No such file)",
@@ -369,6 +377,7 @@ RULES = (
             r"CUBLAS_STATUS_(?!NOT_SUPPORTED[^\n]*_16BF\b)\w+",  # (a bf16 GEMM not supported: dtype_unsupported)
             r"Tensile(Library|_lazy| host| solution)",
             r"Tensile::\w",  # a backtrace frame inside rocBLAS's kernel library
+            r"in function \w*cublas\w* at ",  # ggml's report of a failed cuBLAS call (ZLUDA: rocBLAS does it)
             r"Error loading msgpack data",  # a hipBLASLt/Tensile kernel file from another release of the library
             r"(hipblaslt|rocblas)[/\\]library[/\\]\S+\.(hsaco|co|dat)\b",  # a kernel file of the library's own
         ),
@@ -397,6 +406,7 @@ RULES = (
             r"capability)",
             r"only supported on GPUs with compute capability",
             r"op_builder[/\\]\w+\.py\", line \d+, in is_compatible",  # DeepSpeed's op checks (CUDA version, capability)
+            r"No NVIDIA GPU (detected|found)",  # an installer or launcher that looks for NVIDIA's GPUs only
         ),
         "A library's capability check only knows NVIDIA GPUs",
         "Some frameworks decide bf16 or fused-kernel support with NVIDIA-only rules (compute capability >= 8.0, "
@@ -687,6 +697,18 @@ RULES = (
         "https://rocm.docs.amd.com/projects/HIP/en/latest/",
     ),
     Rule(
+        "unknown",  # not a port: the project's CPU library (libggml-cpu.so) misses its own symbols at link time
+        (r"lib[\w+]*[-_]cpu\.so[\w.]*: undefined reference to",),
+        "A CPU library of the project failed to link",
+        "The linker found symbols missing in the project's CPU library (lib...-cpu.so): code for the CPU that was not "
+        "compiled in (a CPU feature switch, a stale build folder). Nothing in it is GPU code being ported.",
+        (
+            "Build again from an empty build folder, with the CPU options the project documents",
+            "Then search that project's issue tracker for the first undefined reference",
+        ),
+        "https://gcc.gnu.org/onlinedocs/gcc/Link-Options.html",
+    ),
+    Rule(
         "unknown",  # not a port: the build misses a header of a library that has nothing to do with GPUs
         (
             r"fatal error: (?![\w/.+-]*?(?<![a-z])(cuda|cu[a-z]+|hip|roc|nv|torch|aten|c10|thrust|cub|miopen|rccl|nccl"
@@ -821,7 +843,7 @@ RULES = (
     Rule(
         "miopen",
         (
-            r"MIOpen(\(HIP\))?: (Warning|Error)",  # MIOpen's own log lines
+            r"MIOpen(\((HIP|OpenCL)\))?: (Warning|Error)",  # MIOpen's own log lines (its OpenCL backend's too)
             r"MIOpen\(HIP\)(\s+[\d.]+)?: (Info2?|Warning|Error|Command) \[",  # its log (MIOPEN_LOG_LEVEL), timed or not
             r"SQLite prepare error|Internal error while accessing SQLite database",  # MIOpen's databases are SQLite
             r"miopen::Exception",
