@@ -222,6 +222,8 @@ RULES = (
             r"Could not run 'torchvision::\w+' with arguments from the 'CUDA' backend",  # a CPU-only torchvision
             r"AppendExecutionProvider_ROCM",  # an ONNX Runtime built without its ROCm execution provider
             r"libcudart\.so[.\d]*: cannot open",
+            r"failed call to cuInit",  # a CUDA build (TensorFlow's) calling NVIDIA's driver
+            r"torch\.version\.hip\W+None",  # a printout of torch's build: no HIP
         ),
         "A CPU or CUDA build (of torch or a runtime) where a ROCm build is needed",
         "The installed wheel has no ROCm support (torch.version.hip is None), so it cannot use an AMD GPU. "
@@ -265,6 +267,7 @@ RULES = (
             r"rocBLAS warning: No paths matched \S*gfx",  # rocBLAS has no kernel files for this gfx target
             r"HIP is not supported on the specified GPU ARCH",  # hip_runtime.h's #error: HIP does not run on it
             r"Possible gpu arch mismatch",  # OpenMP offloading (libomptarget): no device image for this gfx target
+            r"HCC RUNTIME ERROR: Fail to find compatible kernel",  # HCC-era programs: no kernel for this GPU
             r"minimum required AMDGPU ISA is gfx",  # TensorFlow's ROCm build ignores a GPU below its targets
             # hipErrorSharedObjectInitFailed as torch and ggml print it: a prebuilt code object the GPU cannot load
             # (not a framework's own JIT module: "hipModuleLoadData(...) failed with error: ...")
@@ -378,6 +381,9 @@ RULES = (
             r"Tensile(Library|_lazy| host| solution)",
             r"Tensile::\w",  # a backtrace frame inside rocBLAS's kernel library
             r"in function \w*cublas\w* at ",  # ggml's report of a failed cuBLAS call (ZLUDA: rocBLAS does it)
+            r"Error location: [^\n]*\bgemm\w*\(\)",  # darknet's failed GEMM (cuBLAS; rocBLAS through ZLUDA)
+            r"hipBLASLt[/\\]tensilelite",  # hipBLASLt's kernel library (TensileLite) failed
+            r"\brocBLAS \w*gemm\b[^\n]*\berr\b",  # a test of rocBLAS's GEMM reporting its error
             r"Error loading msgpack data",  # a hipBLASLt/Tensile kernel file from another release of the library
             r"(hipblaslt|rocblas)[/\\]library[/\\]\S+\.(hsaco|co|dat)\b",  # a kernel file of the library's own
         ),
@@ -443,7 +449,8 @@ RULES = (
             r"NCCL (error|WARN)",
             r"ncclSystemError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage",
             r"\d[ \t]+nccl[A-Z]\w*[ \t]*(\n|$)",  # a native backtrace (Paddle's) stopped in an NCCL/RCCL call
-            r"ProcessGroupNCCL(?!\d)",  # not in a mangled C++ name of a native backtrace (ProcessGroupNCCL8WorkNCCL)
+            # not a name in a native backtrace: mangled (ProcessGroupNCCL8WorkNCCL) or not (c10d::ProcessGroupNCCL::...)
+            r"(?<!::)ProcessGroupNCCL(?!\d)",
             # ProcessGroupNCCL's watchdog (RCCL on ROCm): a collective that timed out, or a GPU error it caught
             r"Watchdog caught collective operation timeout|Process group watchdog thread terminated with exception",
             r"CUDA-aware MPI",
@@ -590,8 +597,10 @@ RULES = (
     Rule(
         "missing_extension",
         (
-            r"(flash_attn|xformers|apex|bitsandbytes|deepspeed|mamba_ssm|causal_conv1d|vllm)\W[^\n]{0,80}"
-            r"(not (available|installed|supported)|failed to (import|load)|cannot import)",
+            # a package's extension "not installed" in an error, not in a start-up log's list of what is missing
+            # (">> xformers not installed")
+            r"(error|exception)[^\n]{0,120}(flash_attn|xformers|apex|bitsandbytes|deepspeed|mamba_ssm|causal_conv1d"
+            r"|vllm)\W[^\n]{0,80}not installed",
             r"No module named '[\w.]*(_cuda|_C|_ext|cuda_\w+)'",
             r"Could not run 'torchaudio::\w+' with arguments from the 'CUDA' backend",  # torchaudio without its GPU ops
             r"xFormers can't load C\+\+/CUDA extensions",
@@ -709,6 +718,18 @@ RULES = (
         "https://gcc.gnu.org/onlinedocs/gcc/Link-Options.html",
     ),
     Rule(
+        "unknown",  # not a port: a warning in plain C code that the build's -Werror turns into an error
+        (r"\.c:\d+:\d+: error: [^\n]*\[-Werror=",),
+        "A compiler warning in C code stopped the build (-Werror)",
+        "A newer GCC warns about code that an older one accepted, and the build treats warnings as errors. The code "
+        "is plain C, not GPU code being ported.",
+        (
+            "Build with the compiler version the project supports, or add -Wno-error=<the warning> to CFLAGS",
+            "Then search that project's issue tracker for the warning",
+        ),
+        "https://gcc.gnu.org/onlinedocs/gcc/Warning-Options.html",
+    ),
+    Rule(
         "unknown",  # not a port: the build misses a header of a library that has nothing to do with GPUs
         (
             r"fatal error: (?![\w/.+-]*?(?<![a-z])(cuda|cu[a-z]+|hip|roc|nv|torch|aten|c10|thrust|cub|miopen|rccl|nccl"
@@ -737,6 +758,9 @@ RULES = (
             r'(By not providing "Find|configuration file provided by ")'
             r"(hsa-runtime64|hip\w*|roc\w*|miopen|rccl|amd_comgr)\b",
             r"No GPU arch specified for ROCm build",  # PyTorch's LoadHIP.cmake: PYTORCH_ROCM_ARCH unset
+            r"HIP_ARCHITECTURES is empty",  # CMake's HIP language: no GPU target given for a HIP target
+            r"FindHIP\.cmake:\d+ \(message\)",  # CMake's FindHIP module could not find or use HIP
+            r"error: unknown argument: '-",  # hipcc passed clang a flag this clang no longer knows
             r"unknown HIP_PLATFORM",  # a Makefile that knows only the old hcc/nvcc platforms, not HIP-Clang's
             # CMake: a ROCm library variable not found (ROCM_ROCTX_LIB, ...), listed under this line
             r"set to NOTFOUND\.[\s\S]{0,300}?\b(ROCM|HIP|ROCTX|MIOPEN|RCCL|ROCBLAS|HIPBLAS)\w*",
@@ -895,7 +919,7 @@ RULES += (  # chosen on the development rows: no `unknown` text names Triton or 
         "shared_lib_load",
         # (nor ROCr's optional profiler library, whose LoadLib failure it logs and goes on)
         rf"(cannot open shared object file|could not open|cannot open|unable to (open|load))\W+lib{_NOT_OURS}\w"
-        rf"|lib{_NOT_OURS}[\w+-]+\.so[\w.]*: cannot open shared object file",
+        rf"|(ImportError|OSError): lib{_NOT_OURS}[\w+-]+\.so[\w.]*: cannot open shared object file",
         "a shared library that did not load (a ROCm library, or one it needs from the system: libnuma, libtinfo)",
         error_line=False,
     ),
