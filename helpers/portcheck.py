@@ -1296,6 +1296,41 @@ def _cuda_arch_only(lines: list[str]) -> set[int]:
     return {n for a, b in spans for n in range(a, b)}
 
 
+ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__)"  # defined in ROCm builds
+
+
+def _rocm_excluded(lines: list[str]) -> set[int]:
+    """Line numbers of preprocessor branches a ROCm build never compiles: `#ifndef USE_ROCM` (`#if !defined(...)`, alone
+    or in an `&&`) and whatever follows an `#ifdef USE_ROCM` branch (`#if defined(...)` alone), for the macros a ROCm
+    build defines (torch's extensions USE_ROCM, hipcc __HIP_PLATFORM_AMD__ and __HIPCC__). CUDA-only code kept out of
+    the ROCm build (causal-conv1d's `#ifndef USE_ROCM` shuffle with a 32-bit mask, its `#else` HIP's) is no port bug."""
+    stack, spans = [], []  # per open #if: its branches as [first line, "out" | "taken" | None]
+
+    def kind(d: str) -> str | None:
+        cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
+        if re.fullmatch(rf"#\s*ifndef\s+{ROCM_MACROS}", cond) or (
+            re.match(r"#\s*(el)?if\b", cond) and "||" not in cond
+            and re.search(rf"!\s*defined\s*\(?\s*{ROCM_MACROS}\b", cond)
+        ):  # fmt: skip
+            return "out"
+        taken = rf"#\s*ifdef\s+{ROCM_MACROS}|#\s*(el)?if\s+defined\s*\(?\s*{ROCM_MACROS}\s*\)?"
+        return "taken" if re.fullmatch(taken, cond) else None
+
+    for i, raw in enumerate(lines, 1):
+        d = raw.strip()
+        if re.match(r"#\s*if", d):
+            stack.append([[i, kind(d)]])
+        elif re.match(r"#\s*(else|elif)", d) and stack:
+            stack[-1].append([i, kind(d) if re.match(r"#\s*elif", d) else None])
+        elif re.match(r"#\s*endif", d) and stack:
+            branches = stack.pop()
+            ends = [b for b, _ in branches[1:]] + [i]
+            for n, ((a, k), b) in enumerate(zip(branches, ends, strict=True)):
+                if k == "out" or any(k2 == "taken" for _, k2 in branches[:n]):
+                    spans.append((a, b))
+    return {n for a, b in spans for n in range(a, b)}
+
+
 def _wave32_only(lines: list[str]) -> set[int]:
     """Line numbers of preprocessor branches compiled only for RDNA GPUs (`#elif defined(__gfx1100__) ||
     defined(__gfx1101__)`): gfx10, gfx11 and gfx12 run 32-wide wavefronts, so a warp size of 32 is right there. A branch
@@ -1329,8 +1364,10 @@ def _wave32_only(lines: list[str]) -> set[int]:
 
 def scan_cpp(path: str, source: str) -> list[Finding]:
     lines, out = source.splitlines(), []
-    compiled_out, wave32 = _cuda_arch_only(lines), _wave32_only(lines)
+    compiled_out, wave32, not_rocm = _cuda_arch_only(lines), _wave32_only(lines), _rocm_excluded(lines)
     for i, raw in enumerate(lines, 1):
+        if i in not_rocm:
+            continue  # a branch the ROCm build never compiles (#ifndef USE_ROCM)
         code = raw.split("//", 1)[0]
         for rule, rx in (("PC201", WARP32), ("PC202", MASK32), ("PC203", PTX)):
             m = rx.search(code)

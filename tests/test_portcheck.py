@@ -1121,3 +1121,28 @@ def test_a_project_whose_initialisation_requires_a_gpu_reports_pc101_as_info(tmp
         "import torch\n\n\ndef initialize():\n    assert torch.cuda.is_available()\n"
     )
     assert {f["severity"] for f in scan([str(proj)])["findings"]} == {"error"}
+
+
+def test_cuda_code_a_rocm_build_never_compiles_is_not_reported(tmp_path):
+    """causal-conv1d (bundled in Vim, round 14, labelled FP from the code) keeps its 32-bit-mask shuffle under
+    `#ifndef USE_ROCM`, with HIP's own in the `#else`: no ROCm build compiles it. The macros a ROCm build defines
+    (USE_ROCM from torch's extension build, __HIP_PLATFORM_AMD__ and __HIPCC__ from hipcc) decide; a condition a ROCm
+    build may take either way (an `||`, an `#ifdef` with more to it) keeps the finding."""
+    src = tmp_path / "common.h"
+    src.write_text(
+        "#ifndef USE_ROCM\n"
+        "__device__ float sx(float v, int o) { return __shfl_xor_sync(uint32_t(-1), v, o); }\n"  # 2: never on ROCm
+        "#else\n"
+        "__device__ float sx(float v, int o) { return __shfl_xor(v, o); }\n"
+        "#endif\n"
+        "#if defined(__HIP_PLATFORM_AMD__)\n"
+        "#define WARP 64\n"
+        "#else\n"
+        "#define WARP_SIZE 32\n"  # 9: the NVIDIA branch
+        "#endif\n"
+        "#if !defined(USE_ROCM) || defined(FORCE_32)\n"
+        "#define MASK_ALL 0xffffffff\n"  # 12: a ROCm build with FORCE_32 compiles it
+        "#endif\n"
+        "__device__ int lane() { return threadIdx.x % 32; }\n"  # 14: everywhere
+    )
+    assert [(f["line"], f["rule"]) for f in scan([str(src)])["findings"]] == [(12, "PC202"), (14, "PC201")]
