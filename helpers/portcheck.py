@@ -1439,53 +1439,6 @@ def scan_source(path: str, data: bytes) -> list[Finding]:
     return scan_cpp(path, text) if kind == "cpp" else scan_build(path, text)
 
 
-def gpu_required(tree) -> int | None:
-    """The line where a project's own initialisation refuses to run without a GPU: a function named for it
-    (initialize_megatron in Megatron-LM and GPT-NeoX, initialize_torch_distributed in nanotron) that asserts
-    torch.cuda.is_available(), or raises when it is False. Such a project runs nowhere without a GPU, so its hard-coded
-    "cuda" blocks no CPU run, and on ROCm torch.cuda is the AMD GPU: nothing to port there."""
-
-    def check(node) -> bool:
-        return isinstance(node, ast.Call) and _dotted(node.func).endswith("cuda.is_available")
-
-    for fn in ast.walk(tree):
-        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef) or not re.match(r"_?initiali[sz]e", fn.name):
-            continue
-        # what the function does first-hand, or under an opt-out (`if not allow_no_cuda:` in Megatron)
-        for st in [x for top in fn.body for x in [top, *(top.body if isinstance(top, ast.If) else [])]]:
-            raises = isinstance(st, ast.If) and (
-                (isinstance(st.test, ast.UnaryOp) and isinstance(st.test.op, ast.Not) and check(st.test.operand)
-                 and any(isinstance(x, ast.Raise) for x in st.body))
-                or (check(st.test) and any(isinstance(x, ast.Raise) for x in st.orelse))
-            )  # fmt: skip
-            if (isinstance(st, ast.Assert) and check(st.test)) or raises:
-                return st.lineno
-    return None
-
-
-def _project_root(path: str, rel: str) -> str:
-    """The folder of the project ``path`` belongs to: the nearest one above it with a setup.py, pyproject.toml or .git
-    (a project vendored inside another is its own), else the folder scanned (``path`` minus ``rel``)."""
-    full = os.path.abspath(path)
-    top = full[: -len(rel)].rstrip(os.sep) if rel and full.endswith(os.sep + os.path.normpath(rel)) else ""
-    folder = os.path.dirname(full)
-    while True:
-        if any(os.path.exists(os.path.join(folder, m)) for m in ("setup.py", "pyproject.toml", ".git")):
-            return folder
-        if folder == top or os.path.dirname(folder) == folder:
-            return top or os.path.dirname(full)
-        folder = os.path.dirname(folder)
-
-
-def _downgrade_required(f: Finding, required: dict[str, str]) -> Finding:
-    """PC101 in a project whose initialisation requires a GPU (see gpu_required) is info."""
-    if f.rule != "PC101" or f.severity == "info":
-        return f
-    full = os.path.abspath(f.path)
-    where = next((w for root, w in required.items() if full.startswith(os.path.join(root, ""))), None)
-    return replace(f, severity="info", message=f.message + f" (the project requires a GPU: {where})") if where else f
-
-
 def _downgrade_cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
     """A finding in C++/CUDA code that the project's setup.py compiles only for CUDA becomes info: on ROCm that
     setup.py builds other sources, so this line is no porting bug until someone builds it for ROCm."""
@@ -1541,7 +1494,6 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
         except OSError as e:
             errors.append({"path": path, "error": e.strerror or str(e)})
     cuda_only: dict[str, str] = {}  # folder -> "setup.py:LINE" that builds it for CUDA only
-    required: dict[str, str] = {}  # project folder -> "path:LINE" where its initialisation asserts a GPU
     for path, data in sources + ([stdin] if stdin else []):
         if b"\0" in data[:8192]:
             continue  # binary
@@ -1554,16 +1506,7 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
             except (SyntaxError, ValueError):
                 folders = {}  # reported as PC900 by scan_source
             cuda_only.update({d: f"{path}:{line}" for d, line in folders.items()})
-        rel = rel_of[path]
-        code = not (_is_test_path(rel) or _is_benchmark_path(rel))  # (a test that needs a GPU says nothing)
-        if code and path.endswith(".py") and b"cuda.is_available" in data:
-            try:
-                line = gpu_required(ast.parse(data))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                line = None
-            if line:
-                required.setdefault(_project_root(path, rel), f"{path}:{line} asserts torch.cuda.is_available()")
-    findings = [_downgrade_required(_downgrade_cuda_only(f, cuda_only), required) for f in findings]
+    findings = [_downgrade_cuda_only(f, cuda_only) for f in findings]
     keep = [
         f for f in findings
         if (not select or any(f.rule.startswith(s) for s in select))
