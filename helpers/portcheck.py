@@ -911,14 +911,19 @@ class _PyScan:
         return id(node) in self.guard_ids or bool(self._guarded[node.lineno])
 
     def _read_only_guarded(self, assign) -> bool:
-        """A module-level constant (DEVICE = "cuda") that the module reads, and only where a GPU test guards it, also
+        """A script's module-level constant (DEVICE = "cuda") that it reads, and only where a GPU test guards it, also
         through other module-level names made from it (ChatGLM's api.py: CUDA_DEVICE = f"{DEVICE}:{DEVICE_ID}", read in
-        torch_gc() under `if torch.cuda.is_available():`). One never read here may be imported elsewhere: reported."""
+        torch_gc() under `if torch.cuda.is_available():`). A module without a __main__ block, or one that never reads
+        the constant, may hand it to code elsewhere: reported."""
         top = [n for n in self.tree.body if isinstance(n, ast.Assign)]
-        if assign not in top or not all(isinstance(t, ast.Name) for t in assign.targets):
-            return False
+        script = any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in self.tree.body)
+        if not script or assign not in top or not all(isinstance(t, ast.Name) for t in assign.targets):
+            return False  # (a module others import may hand the constant to code that is not guarded)
         names, seen, reads = [t.id for t in assign.targets], set(), 0
-        derived = {id(x): a for a in top for x in ast.walk(a.value)}  # a read that makes another constant
+        # a read that makes another constant: f"{DEVICE}:0", a concatenation, a choice; not a call, which does the
+        # work at import (SentenceTransformer(..., device=DEVICE), model.to(DEVICE))
+        derived = {id(x): a for a in top if not any(isinstance(c, ast.Call) for c in ast.walk(a.value))
+                   for x in ast.walk(a.value)}  # fmt: skip
         while names:
             name = names.pop()
             if name in seen:
