@@ -1455,16 +1455,22 @@ def _downgrade_cuda_only(f: Finding, folders: dict[str, str]) -> Finding:
     return replace(f, severity="info", message=f.message + note)
 
 
-def _is_extension_test(path: str) -> bool:
-    """test.py next to a setup.py that builds a CUDAExtension: the test script of that extension's own kernels (the
-    MSDeformAttn op that Deformable-DETR, Mask2Former and the rest of the DETR family copy, with its ops/test.py)."""
-    if os.path.basename(path) not in ("test.py", "tests.py"):
+def _is_extension_test(path: str, rel: str) -> bool:
+    """test.py next to a setup.py whose code uses CUDAExtension, in a folder below the project's root: the test script
+    of that extension's own kernels (the MSDeformAttn op that Deformable-DETR, Mask2Former and the rest of the DETR
+    family copy, with its ops/test.py). A test.py at the root is the project's own script (often its evaluation)."""
+    if os.path.basename(path) != "test.py" or not os.path.dirname(os.path.normpath(rel)):
         return False
     try:
-        with open(os.path.join(os.path.dirname(path), "setup.py"), encoding="utf-8", errors="replace") as setup:
-            return "CUDAExtension" in setup.read()
-    except OSError:
+        with open(os.path.join(os.path.dirname(path), "setup.py"), "rb") as setup:
+            tree = ast.parse(setup.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return False
+    return any(  # CUDAExtension(...), or `extension = CUDAExtension` then extension(...) (Deformable-DETR's)
+        (isinstance(n, ast.Name) and n.id == "CUDAExtension" and isinstance(n.ctx, ast.Load))
+        or (isinstance(n, ast.Attribute) and n.attr == "CUDAExtension")
+        for n in ast.walk(tree)
+    )
 
 
 def _downgrade_test(f: Finding, rel: str, path: str = "") -> Finding:
@@ -1472,8 +1478,8 @@ def _downgrade_test(f: Finding, rel: str, path: str = "") -> Finding:
     program, and the fix is a skip marker, not a device fallback; a benchmark suite exists to time GPUs."""
     if f.rule != "PC101" or f.severity != "error":
         return f
-    if _is_extension_test(path):
-        note = " (the test of the CUDA extension that setup.py next to it builds: its kernels run on a GPU only)"
+    if _is_extension_test(path, rel):
+        note = " (the test of the CUDA extension that setup.py next to it builds: it tests that build's GPU kernels)"
     elif _is_test_path(rel):
         note = " (a test: skip it where no GPU is, @pytest.mark.skipif(not torch.cuda.is_available(), reason=...))"
     elif _is_benchmark_path(rel):

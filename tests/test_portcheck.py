@@ -1082,10 +1082,14 @@ def test_the_test_script_of_a_cuda_extension_is_gpu_code_by_design(tmp_path):
         "setup(ext_modules=[CUDAExtension('MultiScaleDeformableAttention', ['src/vision.cpp'])])\n"
     )
     (ops / "test.py").write_text("import torch\n\nshapes = torch.as_tensor([(6, 4)]).cuda()\n")
-    (f,) = scan([str(ops / "test.py")])["findings"]
+    (f,) = scan([str(tmp_path)])["findings"]
     assert (f["line"], f["severity"]) == (3, "warning") and "CUDA extension" in f["message"]
-    (ops / "setup.py").write_text("from setuptools import setup\nsetup(name='evaluation')\n")
-    (f,) = scan([str(ops / "test.py")])["findings"]
+    # a test.py at the root of what is scanned is the project's own script (its evaluation, often)
+    (f,) = scan([str(ops)])["findings"]
+    assert (f["line"], f["severity"]) == (3, "error")
+    # a setup.py that only names CUDAExtension in a comment builds none
+    (ops / "setup.py").write_text("from setuptools import setup\n# the CUDAExtension build was removed\nsetup()\n")
+    (f,) = scan([str(tmp_path)])["findings"]
     assert (f["line"], f["severity"]) == (3, "error")
 
 
