@@ -226,6 +226,8 @@ def _asked_gpu(test, switches: set[str]) -> bool:
     if not isinstance(name, ast.Name | ast.Attribute) or _dotted(name) in switches:
         return False
     last = _dotted(name).split(".")[-1]
+    if isinstance(name, ast.Attribute) and f"*.{last}" in switches:
+        return False  # a class's constant, read through an instance
     if not isinstance(test, ast.Compare):  # if cfg.NUM_GPUS: / if self.use_gpu:
         return bool(GPU_COUNT.fullmatch(last) or GPU_SWITCH.fullmatch(last))
     op, right = test.ops[0], test.comparators[0]
@@ -661,15 +663,27 @@ class _PyScan:
         for n in (n for n in nodes if id(n) in tests and guard.search(tests[id(n)])):
             branch = (n.orelse if _no_gpu(n.test, gpu) else n.body) if isinstance(n, ast.If) else [n]
             self.guards += [(branch[0].lineno, branch[-1].end_lineno)] if branch else []
-        switches = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
-                    for t in n.targets}  # fmt: skip  # use_gpu = True: set in the code, asked by no user
-        # and a GPU index option that picks a GPU unless the user says otherwise (--gpu default=0, store_true)
+        assigns = [(t, n.value) for n in nodes if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None
+                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]  # fmt: skip
+        # use_gpu = True, USE_CUDA: bool = True: set in the code, asked by no user
+        switches = {_dotted(t) for t, v in assigns if isinstance(v, ast.Constant)}
+        # and a class's constant (class Config: USE_CUDA = True, read as cfg.USE_CUDA) that nothing else sets (not a
+        # config node's default, _C.USE_CUDA = True, nor a dataclass field, use_gpu: bool = True: a user sets those)
+        in_class = {id(t) for c in nodes if isinstance(c, ast.ClassDef) and not c.decorator_list for a in c.body
+                    if isinstance(a, ast.Assign) for t in a.targets}  # fmt: skip
+        others = {_dotted(t).split(".")[-1] for t, v in assigns if not isinstance(v, ast.Constant)}
+        switches |= {f"*.{t.id}" for t, v in assigns if id(t) in in_class and isinstance(t, ast.Name)
+                     and isinstance(v, ast.Constant) and t.id not in others}  # fmt: skip
+        # and a GPU index option that picks a GPU unless the user says otherwise (--gpu default=0, store_true), or a
+        # switch option that is on unless the user turns it off (--use_cuda default=True, action="store_false")
         for c in (c for c in nodes if isinstance(c, ast.Call) and _dotted(c.func).endswith("add_argument")):
             _, dest = _option(c)
             kw = {k.arg: k.value for k in c.keywords}
             picks = "default" in kw and ast.unparse(kw["default"]) not in ("None", "-1")
-            if GPU_INDEX.fullmatch(dest) and (picks or ast.unparse(kw.get("action", ast.Constant(""))) in (
-                    "'store_true'", "'store_false'")):  # fmt: skip
+            action = ast.unparse(kw.get("action", ast.Constant("")))
+            on = (GPU_SWITCH.fullmatch(dest) and (action == "'store_false'" or (
+                "default" in kw and ast.unparse(kw["default"]) == "True")))  # fmt: skip
+            if on or GPU_INDEX.fullmatch(dest) and (picks or action in ("'store_true'", "'store_false'")):
                 switches |= {f"{name}.{dest}" for name in OPTION_NAMES | {"opt", "args"}}
         for n in (n for n in nodes if id(n) in tests and not isinstance(n, ast.While)):
             if _asked_gpu(n.test, switches):  # if args.num_gpus > 1: (not its else)

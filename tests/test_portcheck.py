@@ -1039,6 +1039,26 @@ def test_a_switch_to_use_the_gpu_is_a_users_choice_in_any_spelling(tmp_path):
         "    return feats\n"
     )
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(12, "error")]
+    # found by a review: a class's constant, an annotated constant and an option that is on unless turned off are
+    # set in the code too; a dataclass field (a user sets it) and a store_true option are a user's choice
+    src.write_text(
+        "import argparse\nimport dataclasses\nimport torch\n\n\n"
+        "class Config:\n    USE_CUDA = True\n\n\n"
+        "@dataclasses.dataclass\nclass Opts:\n    use_gpu: bool = True\n\n\n"
+        "def f(x, opts: Opts):\n"
+        "    if Config().USE_CUDA:\n        x = x.cuda()\n"  # 17
+        "    if opts.use_gpu:\n        x = x.cuda()\n"  # ok
+        "    return x\n\n\n"
+        "ENABLE_CUDA: bool = True\nif ENABLE_CUDA:\n    y = torch.ones(1).cuda()\n"  # 25
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--enable_cuda', action='store_false')\n"
+        "p.add_argument('--use_gpu', action='store_true')\n"
+        "args = p.parse_args()\n"
+        "if args.enable_cuda:\n    z = torch.ones(1).cuda()\n"  # 31
+        "if args.use_gpu:\n    w = torch.ones(1).cuda()\n"  # ok
+    )
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [
+        (17, "error"), (25, "error"), (31, "error")]  # fmt: skip
 
 
 def test_a_module_constant_read_only_where_a_gpu_is_tested_is_no_error(tmp_path):
