@@ -1146,7 +1146,11 @@ class _PyScan:
         if isinstance(node, ast.Import) and not any(a.asname for a in node.names):
             return
         bound = {a.asname or a.name for a in node.names}
-        if any(isinstance(n, ast.Name) and n.id in bound for n in self.nodes):
+        exported = {e.value for n in self.nodes if isinstance(n, ast.Assign) and "__all__" in map(_dotted, n.targets)
+                    and isinstance(n.value, ast.List | ast.Tuple) for e in n.value.elts if isinstance(e, ast.Constant)
+                    }  # fmt: skip
+        # used here, or handed on (`import *`, `__all__`) to kernels elsewhere
+        if "*" in bound or bound & exported or any(isinstance(n, ast.Name) and n.id in bound for n in self.nodes):
             self.add(node, "PC305", f": {module} is the NVIDIA backend's libdevice")
         else:
             unused = ", imported but not used here (the import works on ROCm: Triton wheels ship both backends)"

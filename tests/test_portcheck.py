@@ -1017,6 +1017,12 @@ def test_an_unused_import_of_tritons_nvidia_libdevice_is_a_warning(tmp_path):
     src.write_text(src.read_text().replace("tl.load(x_ptr + offs) * 2", "libdevice.exp(tl.load(x_ptr + offs))"))
     (f,) = scan([str(src)])["findings"]
     assert (f["rule"], f["line"], f["severity"]) == ("PC305", 3, "error")
+    for handed_on in (  # a review's cases: what it imports is used, or handed on to kernels elsewhere
+        "from triton.language.extra.cuda import *\n\nY = libdevice.exp\n",
+        "from triton.language.extra.cuda import libdevice\n__all__ = ['libdevice']\n",
+    ):
+        src.write_text(handed_on)
+        assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(1, "error")], handed_on
     src.write_text("import triton.language.extra.cuda as tlc\n\nX = tlc.libdevice\n")
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(1, "error")]
     src.write_text("import triton\nimport triton.language.extra.cuda\n\nX = triton.language.extra.cuda.libdevice\n")
