@@ -924,36 +924,6 @@ class _PyScan:
                 self._guarded[a : b + 1] = b"\x01" * (b + 1 - a)
         return id(node) in self.guard_ids or bool(self._guarded[node.lineno])
 
-    def _read_only_guarded(self, assign) -> bool:
-        """A script's module-level constant (DEVICE = "cuda") that it reads, and only where a GPU test guards it, also
-        through other module-level names made from it (ChatGLM's api.py: CUDA_DEVICE = f"{DEVICE}:{DEVICE_ID}", read in
-        torch_gc() under `if torch.cuda.is_available():`). A module without a __main__ block, or one that never reads
-        the constant, may hand it to code elsewhere: reported."""
-        top = [n for n in self.tree.body if isinstance(n, ast.Assign)]
-        script = any(isinstance(n, ast.If) and "__main__" in ast.unparse(n.test) for n in self.tree.body)
-        if not script or assign not in top or not all(isinstance(t, ast.Name) for t in assign.targets):
-            return False  # (a module others import may hand the constant to code that is not guarded)
-        names, seen, reads = [t.id for t in assign.targets], set(), 0
-        # a read that makes another constant: f"{DEVICE}:0", a concatenation, a choice; not a call, which does the
-        # work at import (SentenceTransformer(..., device=DEVICE), model.to(DEVICE))
-        derived = {id(x): a for a in top if not any(isinstance(c, ast.Call) for c in ast.walk(a.value))
-                   for x in ast.walk(a.value)}  # fmt: skip
-        while names:
-            name = names.pop()
-            if name in seen:
-                continue
-            seen.add(name)
-            for x in self.nodes:
-                if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load):
-                    made = derived.get(id(x))
-                    if made and all(isinstance(t, ast.Name) for t in made.targets):
-                        names += [t.id for t in made.targets]
-                    elif not self.guarded(x):
-                        return False
-                    else:
-                        reads += 1
-        return reads > 0
-
     def _key(self, node) -> str:
         """A name's key in self.fallback: an attribute as written (self.x: with its class), a plain name with the
         function or class it is in."""
@@ -998,7 +968,6 @@ class _PyScan:
                     and not any(
                         self._key(t) in self.fallback for t in targets if isinstance(t, ast.Name | ast.Attribute)
                     )
-                    and not self._read_only_guarded(node)
                 ):  # device = "cuda" as a module-level default or a config field
                     self.add(node.value, "PC101", f": {ast.unparse(node)[:60]}")
                 if any(_dotted(t).endswith("cudnn.benchmark") for t in targets) and (

@@ -1067,35 +1067,6 @@ def test_a_switch_to_use_the_gpu_is_a_users_choice_in_any_spelling(tmp_path):
         (17, "error"), (25, "error"), (31, "error")]  # fmt: skip
 
 
-def test_a_module_constant_read_only_where_a_gpu_is_tested_is_no_error(tmp_path):
-    """ChatGLM's api.py (round 11, labelled FP from the code), a script: DEVICE = "cuda" is read only through
-    CUDA_DEVICE, inside torch_gc() under `if torch.cuda.is_available():`, so a CPU-only run never uses it. It stays an
-    error with one read anywhere without a guard, with none at all, in a module without a __main__ block (others may
-    import the constant and use it anywhere), or when a module-level call does GPU work with it at import."""
-    src = tmp_path / "api.py"
-    body = (
-        "import torch\n\n"
-        "DEVICE = 'cuda'\n"  # 3
-        "DEVICE_ID = '0'\n"
-        "CUDA_DEVICE = f'{DEVICE}:{DEVICE_ID}' if DEVICE_ID else DEVICE\n\n\n"
-        "def torch_gc():\n"
-        "    if torch.cuda.is_available():\n"
-        "        with torch.cuda.device(CUDA_DEVICE):\n"
-        "            torch.cuda.empty_cache()\n"
-    )
-    main = "\n\nif __name__ == '__main__':\n    torch_gc()\n"
-    src.write_text(body + main)
-    assert scan([str(src)])["findings"] == []
-    for variant in (
-        body + "\n\ndef load(m):\n    return m.to(CUDA_DEVICE)\n" + main,  # an unguarded read
-        body,  # a module others may import
-        body + "\nembedder = Embedder(device=CUDA_DEVICE)\n" + main,  # GPU work at import
-        "import torch\n\nDEVICE = 'cuda'\n" + main,  # never read here
-    ):
-        src.write_text(variant)
-        assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(3, "error")], variant
-
-
 def test_the_test_script_of_a_cuda_extension_is_gpu_code_by_design(tmp_path):
     """Deformable-DETR's models/ops/test.py (and its copies in Mask2Former and the DETR family) compares the
     MSDeformAttn CUDA kernel with the PyTorch reference: GPU code by design, 20 FPs in rounds 10 and 12, labelled from
