@@ -1288,35 +1288,43 @@ def _cuda_arch_only(lines: list[str]) -> set[int]:
     return {n for a, b in spans for n in range(a, b)}
 
 
-ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__|__HIP_PLATFORM_HCC__|__HIPCC__|__HIP__)"  # defined in ROCm builds
+ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__)"  # what torch's ROCm extension builds define for every file
 
 
 def _rocm_excluded(lines: list[str]) -> set[int]:
-    """Line numbers of preprocessor branches a ROCm build never compiles: `#ifndef USE_ROCM` (`#if !defined(...)`, alone
-    or in an `&&`) and whatever follows an `#ifdef USE_ROCM` branch (`#if defined(...)` alone), for the macros a ROCm
-    build defines (torch's extensions USE_ROCM, hipcc __HIP_PLATFORM_AMD__ and __HIPCC__). CUDA-only code kept out of
-    the ROCm build (causal-conv1d's `#ifndef USE_ROCM` shuffle with a 32-bit mask, its `#else` HIP's) is no port bug."""
+    """Line numbers of preprocessor branches a ROCm build never compiles: `#ifndef USE_ROCM` (or `#if !defined(...)`,
+    alone or joined to other terms by `&&` only) and whatever follows an `#ifdef USE_ROCM` branch (`#if defined(...)`
+    alone), for the macros torch's ROCm extension builds define for C++ and HIP files alike (USE_ROCM,
+    __HIP_PLATFORM_AMD__; not __HIPCC__, which a .cpp's host compiler lacks, nor __HIP_PLATFORM_HCC__, gone since
+    ROCm 6.0). CUDA-only code kept out of the ROCm build (causal-conv1d's `#ifndef USE_ROCM` shuffle with a 32-bit
+    mask, its `#else` HIP's) is no port bug."""
     stack, spans = [], []  # per open #if: its branches as [first line, "out" | "taken" | None]
 
     def kind(d: str) -> str | None:
         cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
-        if re.fullmatch(rf"#\s*ifndef\s+{ROCM_MACROS}", cond) or (
-            re.match(r"#\s*(el)?if\b", cond) and "||" not in cond
-            and re.search(rf"!\s*defined\s*\(?\s*{ROCM_MACROS}\b", cond)
-        ):  # fmt: skip
+        if re.fullmatch(rf"#\s*ifndef\s+{ROCM_MACROS}", cond):
             return "out"
-        taken = rf"#\s*ifdef\s+{ROCM_MACROS}|#\s*(el)?if\s+defined\s*\(?\s*{ROCM_MACROS}\s*\)?"
-        return "taken" if re.fullmatch(taken, cond) else None
+        if re.fullmatch(rf"#\s*ifdef\s+{ROCM_MACROS}|#\s*(el)?if\s+defined\s*\(?\s*{ROCM_MACROS}\s*\)?", cond):
+            return "taken"
+        m = re.match(r"#\s*(el)?if\b(.*)", cond)
+        terms = [t.strip() for t in m.group(2).split("&&")] if m and "||" not in cond else []
+        negated = rf"!\s*defined\s*(\(\s*{ROCM_MACROS}\s*\)|\s{ROCM_MACROS})"
+        return "out" if any(re.fullmatch(negated, t) for t in terms) else None  # (not `!(... && !defined(X))`)
 
-    for i, raw in enumerate(lines, 1):
-        d = raw.strip()
+    i = 0
+    while i < len(lines):
+        first, d = i + 1, lines[i].strip()
+        while d.endswith("\\") and i + 1 < len(lines):  # a directive continued on the next line
+            i += 1
+            d = d[:-1] + " " + lines[i].strip()
+        i += 1
         if re.match(r"#\s*if", d):
-            stack.append([[i, kind(d)]])
+            stack.append([[first, kind(d)]])
         elif re.match(r"#\s*(else|elif)", d) and stack:
-            stack[-1].append([i, kind(d) if re.match(r"#\s*elif", d) else None])
+            stack[-1].append([first, kind(d) if re.match(r"#\s*elif", d) else None])
         elif re.match(r"#\s*endif", d) and stack:
             branches = stack.pop()
-            ends = [b for b, _ in branches[1:]] + [i]
+            ends = [b for b, _ in branches[1:]] + [first]
             for n, ((a, k), b) in enumerate(zip(branches, ends, strict=True)):
                 if k == "out" or any(k2 == "taken" for _, k2 in branches[:n]):
                     spans.append((a, b))
