@@ -1092,9 +1092,10 @@ def test_the_test_script_of_a_cuda_extension_is_gpu_code_by_design(tmp_path):
 
 def test_cuda_code_a_rocm_build_never_compiles_is_not_reported(tmp_path):
     """causal-conv1d (bundled in Vim, round 14, labelled FP from the code) keeps its 32-bit-mask shuffle under
-    `#ifndef USE_ROCM`, with HIP's own in the `#else`: no ROCm build compiles it. The macros a ROCm build defines
-    (USE_ROCM from torch's extension build, __HIP_PLATFORM_AMD__ and __HIPCC__ from hipcc) decide; a condition a ROCm
-    build may take either way (an `||`, an `#ifdef` with more to it) keeps the finding."""
+    `#ifndef USE_ROCM`, with HIP's own in the `#else`: no ROCm build compiles it. The macros torch's ROCm extension
+    builds define for every file (USE_ROCM, __HIP_PLATFORM_AMD__) decide; a condition a ROCm build may take either way
+    (an `||`, also on a continued line, a negated group, __HIPCC__ that a .cpp's host compiler lacks, the
+    __HIP_PLATFORM_HCC__ that ROCm 6 dropped) keeps the finding: a second review's cases."""
     src = tmp_path / "common.h"
     src.write_text(
         "#ifndef USE_ROCM\n"
@@ -1111,5 +1112,14 @@ def test_cuda_code_a_rocm_build_never_compiles_is_not_reported(tmp_path):
         "#define MASK_ALL 0xffffffff\n"  # 12: a ROCm build with FORCE_32 compiles it
         "#endif\n"
         "__device__ int lane() { return threadIdx.x % 32; }\n"  # 14: everywhere
+        "#if !(defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 700 && !defined(USE_ROCM))\n"
+        "#define SHFL(v, o) __shfl_xor_sync(0xffffffff, v, o)\n"  # 16: always on ROCm
+        "#endif\n"
+        "#if (!defined(USE_ROCM) && CUDA_VERSION >= 9000) \\\n    || defined(USE_ROCM)\n"
+        "#define SHFL2(v, o) __shfl_xor_sync(0xffffffff, v, o)\n"  # 20: on ROCm too
+        "#endif\n"
+        "#ifndef __HIPCC__\n#define WARP_SIZE 32\n#endif\n"  # 23: a .cpp's host compiler on ROCm
+        "#ifdef __HIP_PLATFORM_HCC__\n#define W 64\n#else\n#define WARP_SIZE 32\n#endif\n"  # 28: ROCm 6 and later
     )
-    assert [(f["line"], f["rule"]) for f in scan([str(src)])["findings"]] == [(12, "PC202"), (14, "PC201")]
+    assert [(f["line"], f["rule"]) for f in scan([str(src)])["findings"]] == [
+        (12, "PC202"), (14, "PC201"), (16, "PC202"), (20, "PC202"), (23, "PC201"), (28, "PC201")]  # fmt: skip
