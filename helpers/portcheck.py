@@ -665,26 +665,44 @@ class _PyScan:
             self.guards += [(branch[0].lineno, branch[-1].end_lineno)] if branch else []
         assigns = [(t, n.value) for n in nodes if isinstance(n, ast.Assign | ast.AnnAssign) and n.value is not None
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])]  # fmt: skip
-        # use_gpu = True, USE_CUDA: bool = True: set in the code, asked by no user
-        switches = {_dotted(t) for t, v in assigns if isinstance(v, ast.Constant)}
-        # and a class's constant (class Config: USE_CUDA = True, read as cfg.USE_CUDA) that nothing else sets (not a
-        # config node's default, _C.USE_CUDA = True, nor a dataclass field, use_gpu: bool = True: a user sets those)
-        in_class = {id(t) for c in nodes if isinstance(c, ast.ClassDef) and not c.decorator_list for a in c.body
-                    if isinstance(a, ast.Assign) for t in a.targets}  # fmt: skip
-        others = {_dotted(t).split(".")[-1] for t, v in assigns if not isinstance(v, ast.Constant)}
-        switches |= {f"*.{t.id}" for t, v in assigns if id(t) in in_class and isinstance(t, ast.Name)
-                     and isinstance(v, ast.Constant) and t.id not in others}  # fmt: skip
+        # use_gpu = True (also in a class body), USE_CUDA: bool = True at module level: set in the code, asked by no
+        # user (not a dataclass field, use_gpu: bool = False, which a user sets)
+        module = {id(t) for a in self.tree.body if isinstance(a, ast.AnnAssign) for t in [a.target]}
+        classes = [c for c in nodes if isinstance(c, ast.ClassDef)]
+        in_any_class = {id(t) for c in classes for a in c.body if isinstance(a, ast.Assign) for t in a.targets}
+        switches = {_dotted(t) for n in nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+                    for t in n.targets if id(t) not in in_any_class}  # fmt: skip
+        switches |= {_dotted(t) for t, v in assigns if id(t) in module and isinstance(v, ast.Constant)}
         # and a GPU index option that picks a GPU unless the user says otherwise (--gpu default=0, store_true), or a
-        # switch option that is on unless the user turns it off (--use_cuda default=True, action="store_false")
+        # switch option that is on unless the user turns it off (--use_cuda default=True or 1, action="store_false"),
+        # read as args.X, self.args.X, hp.X, ...
+        options = set()
         for c in (c for c in nodes if isinstance(c, ast.Call) and _dotted(c.func).endswith("add_argument")):
             _, dest = _option(c)
+            options.add(dest)
             kw = {k.arg: k.value for k in c.keywords}
             picks = "default" in kw and ast.unparse(kw["default"]) not in ("None", "-1")
             action = ast.unparse(kw.get("action", ast.Constant("")))
-            on = (GPU_SWITCH.fullmatch(dest) and (action == "'store_false'" or (
-                "default" in kw and ast.unparse(kw["default"]) == "True")))  # fmt: skip
-            if on or GPU_INDEX.fullmatch(dest) and (picks or action in ("'store_true'", "'store_false'")):
+            default = kw["default"].value if isinstance(kw.get("default"), ast.Constant) else None
+            on = GPU_SWITCH.fullmatch(dest) and (action == "'store_false'" or default not in (None, False, 0, ""))
+            if on:
+                switches.add(f"*.{dest}")
+            elif GPU_INDEX.fullmatch(dest) and (picks or action in ("'store_true'", "'store_false'")):
                 switches |= {f"{name}.{dest}" for name in OPTION_NAMES | {"opt", "args"}}
+        # and a plain class's constant that turns it on (class Config: USE_CUDA = True, read as cfg.USE_CUDA) that
+        # nothing else sets and no option is named for (not a config node's default, _C.USE_CUDA = True, which a
+        # user's config file overrides)
+        fields = re.compile(r"dataclass|attr|define|frozen|pydantic|struct", re.I)  # classes whose fields a user sets
+        in_class = {id(t) for c in classes if not any(fields.search(_dotted(d.func if isinstance(d, ast.Call) else d))
+                    for d in c.decorator_list) for a in c.body if isinstance(a, ast.Assign | ast.AnnAssign)
+                    for t in (a.targets if isinstance(a, ast.Assign) else [a.target])}  # fmt: skip
+        others = {
+            _dotted(t).split(".")[-1]
+            for t, v in assigns
+            if not (isinstance(v, ast.Constant) and v.value is True and id(t) in in_class)
+        } | options
+        switches |= {f"*.{t.id}" for t, v in assigns if id(t) in in_class and isinstance(t, ast.Name)
+                     and isinstance(v, ast.Constant) and v.value is True and t.id not in others}  # fmt: skip
         for n in (n for n in nodes if id(n) in tests and not isinstance(n, ast.While)):
             if _asked_gpu(n.test, switches):  # if args.num_gpus > 1: (not its else)
                 if isinstance(n, ast.If):

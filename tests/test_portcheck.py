@@ -1065,6 +1065,29 @@ def test_a_switch_to_use_the_gpu_is_a_users_choice_in_any_spelling(tmp_path):
     )
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [
         (17, "error"), (25, "error"), (31, "error")]  # fmt: skip
+    # a second review's: what a user sets stays a guard (a dataclass field read through a parameter, an option that a
+    # False class constant of the same name does not touch, a strategy object picked by a GPU test); what the code
+    # turns on does not (an annotated or decorated class's constant, a store_false option read through self.args, an
+    # int option defaulting to 1)
+    src.write_text(
+        "import argparse\nimport dataclasses\nimport torch\n\n\n"
+        "@dataclasses.dataclass\nclass Opts:\n    use_gpu: bool = False\n\n\n"
+        "class CPUBackend:\n    use_cuda = False\n\n\n"
+        "class Settings:\n    ON_GPU: bool = True\n\n\n"
+        "def to_device(batch, use_gpu):\n    if use_gpu:\n        batch = batch.cuda()\n    return batch\n\n\n"  # ok
+        "p = argparse.ArgumentParser()\n"
+        "p.add_argument('--use_cuda', action='store_true')\n"
+        "p.add_argument('--cpu', dest='enable_cuda', action='store_false')\n"
+        "p.add_argument('--to_gpu', type=int, default=1)\n"
+        "args = p.parse_args()\n"
+        "if args.use_cuda:\n    a = torch.ones(1).cuda()\n"  # ok: asked
+        "if Settings().ON_GPU:\n    b = torch.ones(1).cuda()\n"  # 33
+        "if args.to_gpu:\n    c = torch.ones(1).cuda()\n"  # 35
+        "\n\nclass Trainer:\n    def __init__(self, args):\n        self.args = args\n\n"
+        "    def run(self, m):\n        if self.args.enable_cuda:\n            m = m.cuda()\n        return m\n"  # 44
+    )
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [
+        (33, "error"), (35, "error"), (44, "error")]  # fmt: skip
 
 
 def test_the_test_script_of_a_cuda_extension_is_gpu_code_by_design(tmp_path):
