@@ -1474,6 +1474,13 @@ def _is_extension_test(path: str, rel: str) -> bool:
     family copy, with its ops/test.py). A test.py at the root is the project's own script (often its evaluation)."""
     if os.path.basename(path) != "test.py" or not os.path.dirname(os.path.normpath(rel)):
         return False
+    folder = os.path.dirname(os.path.abspath(path))  # and a project around that folder, whatever folder we run from
+    above = [os.path.dirname(folder)]
+    while os.path.dirname(above[-1]) != above[-1]:
+        above.append(os.path.dirname(above[-1]))
+    markers = (".git", "pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "README.md")
+    if not any(os.path.exists(os.path.join(d, m)) for d in above for m in markers):
+        return False
     try:
         with open(os.path.join(os.path.dirname(path), "setup.py"), "rb") as setup:
             tree = ast.parse(setup.read())

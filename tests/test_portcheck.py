@@ -1103,6 +1103,9 @@ def test_the_test_script_of_a_cuda_extension_is_gpu_code_by_design(tmp_path):
     )
     (ops / "test.py").write_text("import torch\n\nshapes = torch.as_tensor([(6, 4)]).cuda()\n")
     (f,) = scan([str(tmp_path)])["findings"]
+    assert (f["line"], f["severity"]) == (3, "error")  # no project around the folder: it may be the project itself
+    (tmp_path / "README.md").write_text("# a project\n")
+    (f,) = scan([str(tmp_path)])["findings"]
     assert (f["line"], f["severity"]) == (3, "warning") and "CUDA extension" in f["message"]
     # a test.py at the root of what is scanned is the project's own script (its evaluation, often)
     (f,) = scan([str(ops)])["findings"]
