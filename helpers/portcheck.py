@@ -364,6 +364,20 @@ def _no_gpu(test, gpu: re.Pattern) -> bool:
     return False
 
 
+def _needs_gpu(test, gpu: re.Pattern) -> bool:
+    """A test that is false wherever there is no GPU, so an assert of it stops a CPU-only run: is_available(),
+    device_count() > rank, rank < device_count(); in an `and` one such part is enough, in an `or` every part must be
+    one (`assert args.cpu or torch.cuda.is_available()` lets a CPU run through)."""
+    if isinstance(test, ast.BoolOp):
+        parts = [_needs_gpu(v, gpu) for v in test.values]
+        return any(parts) if isinstance(test.op, ast.And) else all(parts)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, left, right = test.ops[0], ast.unparse(test.left), ast.unparse(test.comparators[0])
+        return bool((isinstance(op, ast.Gt | ast.GtE) and gpu.search(left) and not gpu.search(right))
+                    or (isinstance(op, ast.Lt | ast.LtE) and gpu.search(right) and not gpu.search(left)))  # fmt: skip
+    return not isinstance(test, ast.UnaryOp) and bool(gpu.search(ast.unparse(test)))
+
+
 def _is_main(node) -> bool:
     """if __name__ == "__main__": (the block a script runs)"""
     test = node.test if isinstance(node, ast.If) else None
@@ -727,7 +741,7 @@ class _PyScan:
                     self.guards += [(f.body[0].lineno, f.end_lineno) for f in functions]
         for block in (getattr(n, f, None) for n in nodes for f in ("body", "orelse", "finalbody")):
             for stmt in block if isinstance(block, list) else ():  # assert torch.cuda.device_count() > rank, "..."
-                if isinstance(stmt, ast.Assert) and MACHINE.search(ast.unparse(stmt.test)):  # guards the rest
+                if isinstance(stmt, ast.Assert) and _needs_gpu(stmt.test, machine):  # guards the rest
                     self.guards.append((stmt.end_lineno + 1, block[-1].end_lineno))
         for fn in (n for n in nodes if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)):
             if fn.name in ("cuda", "to"):  # a class's own .cuda()/.to(): moving to the GPU is its job

@@ -1149,3 +1149,21 @@ def test_cuda_code_a_rocm_build_never_compiles_is_not_reported(tmp_path):
     )
     assert [(f["line"], f["rule"]) for f in scan([str(src)])["findings"]] == [
         (12, "PC202"), (14, "PC201"), (16, "PC202"), (20, "PC202"), (23, "PC201"), (28, "PC201")]  # fmt: skip
+
+
+def test_only_an_assert_that_stops_a_cpu_run_guards_the_rest(tmp_path):
+    """A review found `assert args.cpu or torch.cuda.is_available()` counted as a guard: a CPU run with --cpu passes
+    it and reaches the hard-coded GPU. An assert guards what follows only when it is false wherever there is no GPU."""
+    src = tmp_path / "run.py"
+    src.write_text(
+        "import torch\n\n\n"
+        "def main(args, rank):\n"
+        "    assert args.cpu or torch.cuda.is_available()\n"
+        "    a = torch.ones(1).cuda()\n"  # 6
+        "    assert torch.cuda.is_available() and rank >= 0\n"
+        "    b = torch.ones(1).cuda()\n"  # ok
+        "\n\ndef other(rank):\n"
+        "    assert rank < torch.cuda.device_count(), 'one GPU per rank'\n"
+        "    return torch.ones(1).cuda()\n"  # ok
+    )
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(6, "error")]
