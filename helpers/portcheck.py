@@ -186,7 +186,7 @@ SKIP_DIRS = {
     "mutants",
 }  # fmt: skip  (mutants: mutmut's copy of a project)
 GUARD = re.compile(
-    r"is_available|cuda_available|device_count|accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
+    r"is_available|cuda_available|device_count|current_accelerator|\.type\s*==\s*['\"]cuda|\bis_cuda\b|==\s*['\"]nccl"
 )
 # An if-test that a user asked for GPUs: more than one (`num_gpus > 1`: the multi-GPU branch; `torch.device("cuda",
 # rank) if num_gpus > 1 else None`), any (`if cfg.NUM_GPUS:`, `num_gpus > 0`, also `and` another test: a config's GPU
@@ -231,10 +231,11 @@ def _asked_gpu(test, switches: set[str]) -> bool:
     if not isinstance(test, ast.Compare):  # if cfg.NUM_GPUS: / if self.use_gpu:
         return bool(GPU_COUNT.fullmatch(last) or GPU_SWITCH.fullmatch(last))
     op, right = test.ops[0], test.comparators[0]
-    if len(test.ops) == 1 and isinstance(op, ast.Eq) and re.fullmatch(r"\w*device\w*", last, re.I):
+    if len(test.ops) == 1 and isinstance(op, ast.Eq) and re.fullmatch(r"\w*(device|accelerator)\w*", last, re.I):
         chosen = right.args[0] if isinstance(right, ast.Call) and _dotted(right.func).endswith("device") and (
             right.args) else right  # fmt: skip  # device == torch.device("cuda") / args.device == "cuda"
-        return _is_cuda_str(chosen)  # (a device the user chose; one the code sets is in ``switches``)
+        gpu = "accelerator" in last.lower() and isinstance(chosen, ast.Constant) and chosen.value == "gpu"
+        return gpu or bool(_is_cuda_str(chosen))  # (the user's choice; one the code sets is in ``switches``)
     if len(test.ops) == 1 and GPU_INDEX.fullmatch(last):  # args.gpu is not None, gpu_id >= 0, gpu_id != -1
         value = -1 if ast.unparse(right) == "-1" else right.value if isinstance(right, ast.Constant) else ""
         return (isinstance(op, ast.IsNot) and value is None) or (isinstance(op, ast.GtE) and value == 0) or (

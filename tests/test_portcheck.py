@@ -1167,3 +1167,21 @@ def test_only_an_assert_that_stops_a_cpu_run_guards_the_rest(tmp_path):
         "    return torch.ones(1).cuda()\n"  # ok
     )
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(6, "error")]
+
+
+def test_the_word_accelerator_is_no_gpu_test_but_a_users_accelerator_choice_is(tmp_path):
+    """A review found any test naming `accelerator` counted as a GPU test (`if accelerator.is_main_process:`, HF
+    Accelerate's main process; `if args.accelerator == "cpu":`). torch.accelerator's own tests still count; the user's
+    accelerator compared with the GPU (`== "cuda"`, Lightning's `== "gpu"`) is a request for it, like a device."""
+    src = tmp_path / "train.py"
+    src.write_text(
+        "import torch\n\n\n"
+        "def run(args, accelerator, x):\n"
+        "    if accelerator.is_main_process:\n        x = x.cuda()\n"  # 6
+        "    if args.accelerator == 'cpu':\n        x = x.cuda()\n"  # 8
+        "    if args.accelerator == 'gpu':\n        x = x.cuda()\n"  # ok
+        "    if args.accelerator == 'cuda':\n        x = x.cuda()\n"  # ok
+        "    if torch.accelerator.is_available():\n        x = x.cuda()\n"  # ok
+        "    return x\n"
+    )
+    assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(6, "error"), (8, "error")]
