@@ -393,8 +393,8 @@ RULES = (
         "for this gfx target, a GPU that hipBLASLt does not support, or a shape without a solution stop the matmul.",
         (
             "torch.backends.cuda.preferred_blas_library('cublas')   # rocBLAS instead of hipBLASLt (lesson 07)",
-            "Does the wheel support this GPU? torch.cuda.get_arch_list() must list the gcnArchName of "
-            "torch.cuda.get_device_properties(0)",
+            "Does the wheel support this GPU? torch.cuda.get_arch_list() must list the gfx target of "
+            "torch.cuda.get_device_properties(0).gcnArchName (the part before ':', gfx90a of gfx90a:sramecc+:xnack-)",
             "TensileLibrary files missing: reinstall torch for this ROCm version; never mix /opt/rocm libraries into "
             "it",
         ),

@@ -1294,31 +1294,46 @@ def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
     }
 
 
+def _if_groups(lines: list[str], kind) -> list[list[tuple[int, int, object]]]:
+    """Every #if ... #endif group of a C/C++ file, as its branches: (first line, line after it, kind(directive)), a
+    directive continued with a backslash read whole. For the three readers below, which ask what a build compiles."""
+    stack, groups, i = [], [], 0  # stack: per open #if, its branches as [first line, kind]
+    while i < len(lines):
+        first, d = i + 1, lines[i].strip()
+        while d.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            d = d[:-1] + " " + lines[i].strip()
+        i += 1
+        if re.match(r"#\s*if", d):
+            stack.append([(first, kind(d))])
+        elif re.match(r"#\s*(else|elif)", d) and stack:
+            stack[-1].append((first, kind(d)))
+        elif re.match(r"#\s*endif", d) and stack:
+            branches = stack.pop()
+            ends = [b for b, _ in branches[1:]] + [first]
+            groups.append([(a, b, k) for (a, k), b in zip(branches, ends, strict=True)])
+    return groups
+
+
+def _lines_of(spans) -> set[int]:
+    return {n for a, b in spans for n in range(a, b)}
+
+
 def _cuda_arch_only(lines: list[str]) -> set[int]:
     """Line numbers of preprocessor branches HIP never compiles. HIP's compiler does not define __CUDA_ARCH__: a branch
     that requires it is compiled out when a later #elif/#else exists (that one is used), and after a branch that
     requires its absence (`#ifndef __CUDA_ARCH__`, `!defined(__CUDA_ARCH__)`), which HIP always takes, every later
     branch is."""
-    stack, spans = [], []  # stack: per open #if, its branches as [first line, "pos" | "neg" | None]
 
     def kind(d: str) -> str | None:
         if "__CUDA_ARCH__" not in d or re.match(r"#\s*else", d):
             return None
         return "neg" if re.match(r"#\s*ifndef", d) or re.search(r"!\s*defined", d) else "pos"
 
-    for i, raw in enumerate(lines, 1):
-        d = raw.strip()
-        if re.match(r"#\s*if", d):
-            stack.append([[i, kind(d)]])
-        elif re.match(r"#\s*(else|elif)", d) and stack:
-            stack[-1].append([i, kind(d)])
-        elif re.match(r"#\s*endif", d) and stack:
-            branches = stack.pop()
-            ends = [b for b, _ in branches[1:]] + [i]
-            for n, ((a, k), b) in enumerate(zip(branches, ends, strict=True)):
-                if (k == "pos" and n + 1 < len(branches)) or any(k2 == "neg" for _, k2 in branches[:n]):
-                    spans.append((a, b))
-    return {n for a, b in spans for n in range(a, b)}
+    return _lines_of(
+        (a, b) for group in _if_groups(lines, kind) for n, (a, b, k) in enumerate(group)
+        if (k == "pos" and n + 1 < len(group)) or any(k2 == "neg" for _, _, k2 in group[:n])
+    )  # fmt: skip
 
 
 ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__)"  # what torch's ROCm extension builds define for every file
@@ -1331,7 +1346,6 @@ def _rocm_excluded(lines: list[str]) -> set[int]:
     __HIP_PLATFORM_AMD__; not __HIPCC__, which a .cpp's host compiler lacks, nor __HIP_PLATFORM_HCC__, gone since
     ROCm 6.0). CUDA-only code kept out of the ROCm build (causal-conv1d's `#ifndef USE_ROCM` shuffle with a 32-bit
     mask, its `#else` HIP's) is no port bug."""
-    stack, spans = [], []  # per open #if: its branches as [first line, "out" | "taken" | None]
 
     def kind(d: str) -> str | None:
         cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
@@ -1344,55 +1358,27 @@ def _rocm_excluded(lines: list[str]) -> set[int]:
         negated = rf"!\s*defined\s*(\(\s*{ROCM_MACROS}\s*\)|\s{ROCM_MACROS})"
         return "out" if any(re.fullmatch(negated, t) for t in terms) else None  # (not `!(... && !defined(X))`)
 
-    i = 0
-    while i < len(lines):
-        first, d = i + 1, lines[i].strip()
-        while d.endswith("\\") and i + 1 < len(lines):  # a directive continued on the next line
-            i += 1
-            d = d[:-1] + " " + lines[i].strip()
-        i += 1
-        if re.match(r"#\s*if", d):
-            stack.append([[first, kind(d)]])
-        elif re.match(r"#\s*(else|elif)", d) and stack:
-            stack[-1].append([first, kind(d) if re.match(r"#\s*elif", d) else None])
-        elif re.match(r"#\s*endif", d) and stack:
-            branches = stack.pop()
-            ends = [b for b, _ in branches[1:]] + [first]
-            for n, ((a, k), b) in enumerate(zip(branches, ends, strict=True)):
-                if k == "out" or any(k2 == "taken" for _, k2 in branches[:n]):
-                    spans.append((a, b))
-    return {n for a, b in spans for n in range(a, b)}
+    return _lines_of(
+        (a, b) for group in _if_groups(lines, kind) for n, (a, b, k) in enumerate(group)
+        if k == "out" or any(k2 == "taken" for _, _, k2 in group[:n])
+    )  # fmt: skip
 
 
 def _wave32_only(lines: list[str]) -> set[int]:
     """Line numbers of preprocessor branches compiled only for RDNA GPUs (`#elif defined(__gfx1100__) ||
     defined(__gfx1101__)`): gfx10, gfx11 and gfx12 run 32-wide wavefronts, so a warp size of 32 is right there. A branch
     whose condition is negated or names anything else (a gfx9 target, __HIP_PLATFORM_AMD__) is not one."""
-    stack, out, i = [], set(), 0  # stack: per open #if, [first line of the current branch, is it RDNA-only?]
 
     def rdna(d: str) -> bool:
+        if not re.match(r"#\s*(if|ifdef|elif|elifdef)\b", d):  # (not #ifndef, #elifndef, #else)
+            return False
         cond = re.sub(r"/\*.*?\*/|//.*", "", d)  # comments are not the condition
         names = [
             w for w in re.findall(r"[A-Za-z_]\w*", cond.split(None, 1)[1] if " " in cond else "") if w != "defined"
         ]
         return bool(names) and "!" not in cond and all(re.fullmatch(r"__gfx1[0-2]\w*__", w) for w in names)
 
-    while i < len(lines):
-        first, d = i + 1, lines[i].strip()
-        while d.endswith("\\") and i + 1 < len(lines):  # a directive continued on the next line
-            i += 1
-            d = d[:-1] + " " + lines[i].strip()
-        i += 1
-        kind = re.match(r"#\s*(ifndef|ifdef|if|elifndef|elifdef|elif|else|endif)\b", d)
-        kind = kind.group(1) if kind else None
-        if kind in ("if", "ifdef", "ifndef"):
-            stack.append([first, kind != "ifndef" and rdna(d)])
-        elif kind and stack:
-            start, only = stack.pop()
-            out |= set(range(start, first)) if only else set()
-            if kind != "endif":
-                stack.append([first, kind in ("elif", "elifdef") and rdna(d)])
-    return out
+    return _lines_of((a, b) for group in _if_groups(lines, rdna) for a, b, only in group if only)
 
 
 def scan_cpp(path: str, source: str) -> list[Finding]:
