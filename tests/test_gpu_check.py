@@ -1,6 +1,9 @@
 """make gpu-check runs the lessons in their strict, GPU-expecting mode (COURSE_EXPECT_GPU=1)."""
 
 import os
+import re
+import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -29,3 +32,25 @@ def test_lesson_00_fails_without_a_gpu_in_strict_mode(monkeypatch):
     nb = nbformat.read(ROOT / "notebooks" / "00_check_your_setup.ipynb", as_version=4)
     with pytest.raises(CellExecutionError, match="no GPU in use|the doctor reports a FAIL"):
         NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}).execute()
+
+
+def test_a_job_past_the_deadline_shows_what_it_waited_for_and_leaves_nothing_running(tmp_path, monkeypatch):
+    """The hang lesson 05 had on a lent GPU (a build cell that never returned) must explain itself next time."""
+    for name in ("PYTHONPATH", "COURSE_EXPECT_GPU", "IPYTHONDIR", "GPU_CHECK_STACKS"):
+        monkeypatch.setenv(name, "")  # restored after the test; prepare_env sets them
+    monkeypatch.setattr(gpu_check, "ROOT", tmp_path)
+    monkeypatch.setattr("sys.path", list(sys.path))
+    gpu_check.prepare_env()
+    cell = nbformat.v4.new_code_cell('import subprocess\nsubprocess.run(["sleep", "613"])')
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nbformat.write(nb, tmp_path / "hangs.ipynb")
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+           "--nbval-current-env", str(tmp_path / "hangs.ipynb")]  # fmt: skip
+    status, _ = gpu_check.run(cmd, tmp_path / "log.txt", time.monotonic() + 25)
+    log = (tmp_path / "log.txt").read_text()
+    assert status.startswith("FAIL (stopped at the")
+    assert "ran past the deadline" in log and "sleep 613" in log, log  # the process tree, down to the kernel's child
+    stacks = log.split("(faulthandler):", 1)[-1]  # the kernel's main thread: the cell's line 2, in subprocess.run
+    in_cell = r'subprocess\.py", line \d+ in run\n +File "[^"]*ipykernel_\d+/\d+\.py", line 2 in <module>'
+    assert re.search(in_cell, stacks), log
+    assert not [cmd for _, cmd in gpu_check.processes().values() if cmd.endswith("sleep 613")], "orphans left"

@@ -3,14 +3,17 @@
 Run by `make gpu-check` on a machine with a GPU (it uses whatever python3 runs it, with its own
 torch). Writes summary.md and log.txt to $OUT when that variable is set, else to build/gpu-check/.
 Everything must end within GPU_CHECK_BUDGET seconds (default 420): a lent GPU is lent for minutes,
-so the jobs run concurrently (GPU_CHECK_JOBS at a time, default 4) and each is stopped at the deadline.
+so the jobs run concurrently (GPU_CHECK_JOBS at a time, default 4) and each is stopped at the deadline, after its
+log gets what its processes were doing then: their wait states, and every Jupyter kernel's Python stacks.
 GPU_CHECK_ONLY="05_,unit" runs only the jobs whose names contain one of those parts. Exit code 1 when anything failed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,18 +26,83 @@ SLOWEST = ("05_custom_kernels_hipify.ipynb", "03_resnet_port.ipynb")  # they com
 
 
 def run(cmd: list[str], log: Path, deadline: float) -> tuple[str, float]:
-    """Run cmd until `deadline` (time.monotonic()), writing its output to log; (status, seconds)."""
+    """Run cmd until `deadline` (time.monotonic()), writing its output to log; (status, seconds).
+
+    A job still running at the deadline gets a report of what its processes were doing (hang_report), and then
+    every one of them is killed, the Jupyter kernels too (they run in sessions of their own, so an orphaned kernel
+    would keep the GPU, and a lock in its build folder, for the next run).
+    """
     t0 = time.monotonic()
     timeout = max(1.0, deadline - t0)
     with log.open("w") as f:
         f.write(f"$ {' '.join(cmd)}\n")
         f.flush()
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
         try:
-            rc = subprocess.run(cmd, cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, timeout=timeout).returncode
+            rc = proc.wait(timeout=timeout)
             status = "pass" if rc == 0 else f"FAIL (rc {rc})"
         except subprocess.TimeoutExpired:
+            f.write(hang_report(proc.pid))
+            for pid in [proc.pid, *descendants(proc.pid)]:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            proc.wait()
             status = f"FAIL (stopped at the {timeout:.0f} s deadline)"
     return status, time.monotonic() - t0
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, "state wait-channel command line") of every process, from /proc (Linux)."""
+    table = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (name)": state, ppid, ...
+            folder = stat.parent
+            wchan = (folder / "wchan").read_text().strip() or "-"
+            command = (folder / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            table[int(folder.name)] = (int(fields[1]), f"{fields[0]} {wchan:<24} {command[:200]}")
+    return table
+
+
+def descendants(root: int, table: dict[int, tuple[int, str]] | None = None) -> list[int]:
+    """The pids of root's children, their children, and so on."""
+    table = processes() if table is None else table
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, (ppid, _) in table.items() if ppid in frontier]
+        found += children
+        frontier = children
+    return found
+
+
+def hang_report(root: int, wait_s: float = 2.0) -> str:
+    """What a job that ran past its deadline was doing: each of its processes (state, the kernel function it waits
+    in, command line), and every thread's Python stack in each Jupyter kernel among them. The kernels register
+    faulthandler for SIGUSR1 in the IPython startup file that prepare_env installs; the stacks land in files."""
+    table = processes()
+    pids = [root, *descendants(root, table)]
+    lines = ["", "===== ran past the deadline; its processes (pid ppid state wait-channel command):"]
+    lines += [f"{pid} {table[pid][0]} {table[pid][1]}" for pid in pids if pid in table]
+    stacks = Path(os.environ.get("GPU_CHECK_STACKS", "/nonexistent"))
+    kernels = [pid for pid in pids if (stacks / f"{pid}.txt").exists()]
+    for pid in kernels:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGUSR1)
+    time.sleep(wait_s if kernels else 0)
+    for pid in kernels:
+        lines += [f"===== Python stacks of kernel {pid} (faulthandler):", (stacks / f"{pid}.txt").read_text()]
+    return "\n".join(lines) + "\n"
+
+
+# Runs at the start of every IPython kernel of the run (IPYTHONDIR/profile_default/startup): on SIGUSR1, write
+# every thread's Python stack to GPU_CHECK_STACKS/<pid>.txt. Works even while the kernel is stuck in C code.
+STARTUP = """def _gpu_check_stacks():
+    import faulthandler, os, signal
+    path = os.path.join(os.environ["GPU_CHECK_STACKS"], f"{os.getpid()}.txt")
+    faulthandler.register(signal.SIGUSR1, file=open(path, "w"), all_threads=True)
+_gpu_check_stacks()
+del _gpu_check_stacks
+"""
 
 
 def prepare_env() -> None:
@@ -53,6 +121,11 @@ def prepare_env() -> None:
         sys.path.insert(0, site)
     os.environ["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
     os.environ.setdefault("COURSE_EXPECT_GPU", "1")  # lessons 00 and 05 in their strict, GPU-expecting mode
+    ipython = Path(tempfile.mkdtemp(prefix="gpu-check-ipython-"))  # kernels that can show their stacks (hang_report)
+    (ipython / "profile_default" / "startup").mkdir(parents=True)
+    (ipython / "profile_default" / "startup" / "00-stacks.py").write_text(STARTUP)
+    (ipython / "stacks").mkdir()
+    os.environ["IPYTHONDIR"], os.environ["GPU_CHECK_STACKS"] = str(ipython), str(ipython / "stacks")
     sys.path.insert(0, str(ROOT))
 
 
