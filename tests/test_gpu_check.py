@@ -54,3 +54,12 @@ def test_a_job_past_the_deadline_shows_what_it_waited_for_and_leaves_nothing_run
     in_cell = r'subprocess\.py", line \d+ in run\n +File "[^"]*ipykernel_\d+/\d+\.py", line 2 in <module>'
     assert re.search(in_cell, stacks), log
     assert not [cmd for _, cmd in gpu_check.processes().values() if cmd.endswith("sleep 613")], "orphans left"
+
+
+def test_build_locks_left_by_a_stopped_run_are_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    (tmp_path / "course-fused-ops-2.11.0+cu130" / "cpu").mkdir(parents=True)
+    (tmp_path / "course-fused-ops-2.11.0+cu130" / "cpu" / "lock").write_text("")
+    (tmp_path / "course-fused-ops-2.11.0+cu130" / "cpu" / "fused_ops_cpu.so").write_text("")
+    assert [p.name for p in gpu_check.clear_build_locks()] == ["lock"]
+    assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["fused_ops_cpu.so"]

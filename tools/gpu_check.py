@@ -94,6 +94,16 @@ def hang_report(root: int, wait_s: float = 2.0) -> str:
     return "\n".join(lines) + "\n"
 
 
+def clear_build_locks() -> list[Path]:
+    """Remove the lock files in lesson 05's build folders. On torch releases that lock with a plain file
+    (FileBaton), a build killed at an earlier run's deadline leaves one, and the next load() waits for it forever.
+    Nothing builds there yet when the check starts; an unheld lock of newer releases (FileLock) may go too."""
+    locks = sorted(Path(tempfile.gettempdir()).glob("course-fused-ops-*/*/lock"))
+    for lock in locks:
+        lock.unlink()
+    return locks
+
+
 # Runs at the start of every IPython kernel of the run (IPYTHONDIR/profile_default/startup): on SIGUSR1, write
 # every thread's Python stack to GPU_CHECK_STACKS/<pid>.txt. Works even while the kernel is stuck in C code.
 STARTUP = """def _gpu_check_stacks():
@@ -133,6 +143,8 @@ def main() -> int:
     start = time.monotonic()
     deadline = start + float(os.environ.get("GPU_CHECK_BUDGET", "420"))
     prepare_env()
+    for lock in clear_build_locks():
+        print(f"removed {lock}, left by a build an earlier run stopped", flush=True)
     from helpers.device import describe, detect
 
     out = Path(os.environ.get("OUT") or ROOT / "build" / "gpu-check")
