@@ -1,4 +1,8 @@
+import os
+import shutil
 from pathlib import Path
+
+import pytest
 
 from helpers.hipify import hipify_report
 
@@ -47,3 +51,47 @@ def test_lesson_extension_hipifies_cleanly(tmp_path):
         assert f.leftover_cuda == [], f.output
     legacy = next(f for f in files if f.source.name == "legacy_softmax_warp32.cu")
     assert "__shfl_down_sync(0xffffffff" in legacy.after  # hipify does not fix warp-size assumptions
+
+
+def _cuda_toolkit():
+    """(CUDA_HOME, extra include folders) where nvcc and the CUDA headers torch's own headers need are installed,
+    else None. This machine and CI have nvcc 13.0 in /usr/local/cuda (with a /usr/local/bin/nvcc shim, so torch's
+    guess is /usr/local) and the cuSPARSE/cuBLAS headers only in the nvidia-* wheels the CUDA torch depends on."""
+    import importlib.util
+
+    import torch
+    from torch.utils import cpp_extension
+
+    if not torch.version.cuda:
+        return None
+    homes = [os.environ.get("CUDA_HOME"), "/usr/local/cuda", cpp_extension.CUDA_HOME]
+    home = next((h for h in homes if h and (Path(h) / "bin" / "nvcc").is_file()
+                 and (Path(h) / "include" / "cuda_runtime.h").is_file()), None)  # fmt: skip
+    if home is None:
+        return None
+    if (Path(home) / "include" / "cusparse.h").is_file():
+        return home, []
+    spec = importlib.util.find_spec("nvidia")
+    folders = [p.parent for loc in (spec.submodule_search_locations if spec else []) for p in
+               Path(loc).glob("*/include/cusparse.h")]  # fmt: skip
+    return (home, [str(folders[0])]) if folders else None
+
+
+@pytest.mark.skipif(_cuda_toolkit() is None, reason="needs a CUDA build of torch, nvcc and the CUDA headers")
+def test_lesson_gpu_kernels_compile_with_nvcc(tmp_path, monkeypatch):
+    """Lesson 05's GPU branch, built for real: the same two files and flags, compiled by nvcc for sm_90 (H100/H200)
+    and imported. No GPU runs them here; the lesson checks their results against PyTorch's ops on a GPU."""
+    from torch.utils import cpp_extension
+
+    home, includes = _cuda_toolkit()
+    monkeypatch.setattr(cpp_extension, "CUDA_HOME", home)
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", "9.0")  # one target: without a GPU torch would build every one
+    monkeypatch.setenv("MAX_JOBS", "2")
+    src = tmp_path / "src"
+    shutil.copytree(CSRC, src)
+    ext = cpp_extension.load(name="fused_ops_gpu_nvcc_check", sources=[str(src / "fused_ops.cpp"),
+                             str(src / "fused_ops_cuda.cu")], extra_cflags=["-DWITH_CUDA"],
+                             extra_cuda_cflags=["-DWITH_CUDA"], extra_include_paths=includes,
+                             build_directory=str(tmp_path))  # fmt: skip
+    assert callable(ext.bias_gelu) and callable(ext.row_softmax)
+    assert (tmp_path / "fused_ops_cuda.cuda.o").is_file(), "the .cu file went through nvcc"
