@@ -76,6 +76,16 @@ def has_bf16_matrix_units(arch: str | None) -> bool:
     return arch.startswith(AMD_BF16_MATRIX)
 
 
+def asserts_amp_speedup(arch: str | None) -> bool:
+    """Do lessons 02 and 03 *assert* that AMP beats float32 on a ResNet with this GPU target? Only where the
+    convolution libraries have tuned low-precision kernels: NVIDIA from Ampere (sm_80), AMD Instinct MI200, MI300 and
+    MI350. Radeon RDNA3/RDNA4 have bf16 matrix units too, but MIOpen may run their bf16 convolutions on slow generic
+    kernels (ROCm/legacy-rocm-build#5191, an RX 7900 XTX): there the lessons measure and show, and do not assert."""
+    if not arch or not has_bf16_matrix_units(arch):
+        return False
+    return arch.startswith("sm_") or arch.startswith(("gfx90a", "gfx94", "gfx95"))
+
+
 def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False, arch: str | None = None):
     """The decision, as a pure function: (dtype or None, reason). ``None`` means stay in float32.
 
@@ -95,13 +105,18 @@ def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False
 
 
 def choose_amp_dtype(device: torch.device):
-    """(dtype or None, reason) for this device, from a real probe of what runs."""
-    from helpers.device import detect
+    """(dtype or None, reason) for this device, from a real probe of what runs.
+
+    On a GPU the target is that of *this* GPU: cuda:1 on a machine with an RX 7900 (gfx1100) and an RX 6800 (gfx1030)
+    is the gfx1030; a device without an index is the current one (torch.cuda.current_device()).
+    """
+    from helpers.device import read_facts
 
     backend, arch = device.type, None
     if device.type == "cuda":
-        info = detect()
-        backend, arch = info.backend, info.arch
+        facts = read_facts()
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        backend, arch = ("rocm" if facts.hip_version else "cuda"), facts.gpus[index].arch.split(":")[0]
     return recommend_amp_dtype(backend, probe_dtypes(device), cpu_has_native_bf16(), arch)
 
 

@@ -119,11 +119,37 @@ def test_choose_amp_dtype_on_a_gpu_reads_the_gpu_target(monkeypatch, name, want)
     monkeypatch.setattr(hd, "read_facts", lambda *a, **k: MACHINES[name])
     monkeypatch.setattr(hp, "probe_dtypes", lambda d: probed.append(d) or {torch.float32: True, torch.bfloat16: True,
                                                                             torch.float16: True})  # fmt: skip
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # torch's answer on a machine with a GPU
     gpu = torch.device("cuda")  # portcheck: ignore=PC101 (never touched: the probe is faked)
     dtype, why = hp.choose_amp_dtype(gpu)
     assert dtype == want and probed == [gpu], why
     if want == torch.float16:
         assert "gfx1030 has no bfloat16 matrix units" in why
+
+
+@pytest.mark.parametrize(
+    "device, current, want",
+    [
+        ("cuda:0", 0, torch.bfloat16),
+        ("cuda:1", 0, torch.float16),
+        ("cuda", 1, torch.float16),
+        ("cuda", 0, torch.bfloat16),
+    ],
+)
+def test_choose_amp_dtype_asks_about_the_gpu_it_is_given(monkeypatch, device, current, want):
+    """Two different GPUs (RX 7900 XTX gfx1100 at index 0, RX 6900 XT gfx1030 at 1): the dtype is for the device
+    given, or for torch's current device when it has no index; detect() describes the first GPU only."""
+    import helpers.device as hd
+    from tests.conftest import RADEON_PCI, ROCM_BUILD, RX6900XT, RX7900XTX, simulate
+    from tests.fakes import fake_torch
+
+    two = simulate(fake_torch(**ROCM_BUILD, gpus=[RX7900XTX, RX6900XT]), dict(pci=[RADEON_PCI] * 2, kfd=1, dri=1))
+    monkeypatch.setattr(hd, "read_facts", lambda *a, **k: two)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: current)
+    monkeypatch.setattr(hp, "probe_dtypes", lambda d: {torch.float32: True, torch.bfloat16: True, torch.float16: True})
+    dtype, why = hp.choose_amp_dtype(torch.device(device))
+    assert dtype == want, why
+    assert ("gfx1030 has no bfloat16 matrix units" in why) is (want == torch.float16)
 
 
 def test_probe_ops_allocate_on_the_probed_device(monkeypatch):
@@ -164,3 +190,13 @@ def test_probe_runs_each_op_on_the_given_device():
 
 def test_cpu_bf16_defaults_to_unknown_no():
     assert hp.recommend_amp_dtype("cpu", ALL)[0] is None  # without evidence of bf16 instructions: float32
+
+
+ASSERTED = [("sm_80", True), ("sm_90", True), ("sm_120", True), ("sm_75", False), ("gfx90a", True), ("gfx942", True),
+            ("gfx950", True), ("gfx908", False), ("gfx1100", False), ("gfx1201", False), ("gfx1030", False),
+            (None, False)]  # fmt: skip
+
+
+@pytest.mark.parametrize("arch, asserted", ASSERTED)
+def test_speed_claims_are_asserted_only_where_measured_libraries_back_them(arch, asserted):
+    assert hp.asserts_amp_speedup(arch) is asserted
