@@ -21,7 +21,9 @@ from torch.autograd import DeviceType
 KERNEL_LIBRARIES = (
     (re.compile(r"miopen|naive_conv|ConvHip|igemm|gridwise_conv|MIOpenBatchNorm|MIOpenConv", re.I), "MIOpen"),
     (re.compile(r"(^|_)Cijk_"), "rocBLAS / hipBLASLt (Tensile)"),
-    (re.compile(r"\bck(_tile)?::|device_gemm_xdl|kernel_gemm_xdl|^Fmha"), "Composable Kernel"),
+    # CK names longer than 1024 characters stay mangled in the profiler (kineto's demangler skips them): _ZN2ck...
+    (re.compile(r"\bck(_tile)?::|^_ZN(2ck|7ck_tile)\d|device_gemm_xdl|kernel_gemm_xdl|^Fmha"), "Composable Kernel"),
+    (re.compile(r"rocblas|hipblas", re.I), "rocBLAS / hipBLASLt"),
     (re.compile(r"^triton_|^triton__"), "Triton (torch.compile)"),
     (re.compile(r"attn_fwd|attn_bwd|aotriton", re.I), "AOTriton (SDPA)"),
     (re.compile(r"flash_fwd|flash_bwd|fmha_", re.I), "flash / memory-efficient attention"),

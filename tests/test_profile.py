@@ -24,6 +24,11 @@ KERNELS = [
     ("Cijk_Ailk_Bjlk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_CMS_SN", "rocBLAS / hipBLASLt (Tensile)"),
     ("FmhaBwdOGradDotO", "Composable Kernel"),
     ("ck::gemm_xdl_v3 (blockscale_preshuffle)", "Composable Kernel"),
+    # Itanium-mangled (kineto leaves names over 1024 characters so): namespace ck, ck_tile
+    ("_ZN2ck44kernel_grouped_conv_fwd_multiple_abd_xdl_cshuffleINS_49GridwiseGemmMultipleABD_xdl_cshuffle",
+     "Composable Kernel"),
+    ("_ZN7ck_tile6kentryILi1ENS_10FmhaFwdKernelINS_22BlockFmhaPipelineQRKSVS", "Composable Kernel"),
+    ("void rocblas_gemvt_kernel<64, float>(int, int, float, long, float const*)", "rocBLAS / hipBLASLt"),
     ("triton_poi_fused_add_cos_sin_0", "Triton (torch.compile)"),
     ("triton_poi_fused__unsafe_view_mul_silu_2", "Triton (torch.compile)"),
     ("elementwise_kernel_manual_unroll", "PyTorch (ATen)"),
