@@ -63,3 +63,16 @@ def test_build_locks_left_by_a_stopped_run_are_removed(tmp_path, monkeypatch):
     (tmp_path / "course-fused-ops-2.11.0+cu130" / "cpu" / "fused_ops_cpu.so").write_text("")
     assert [p.name for p in gpu_check.clear_build_locks()] == ["lock"]
     assert [p.name for p in tmp_path.rglob("*") if p.is_file()] == ["fused_ops_cpu.so"]
+
+
+def test_lessons_that_assert_gpu_speed_have_the_gpu_to_themselves():
+    """02 and 03 assert speed ratios: each is timed while no other notebook runs (another notebook's kernels on the
+    same GPU would slow one side of the ratio); only CPU-bound jobs (unit tests, lesson 05's compilers) run beside."""
+    names = ["unit tests", "00_check_your_setup.ipynb", "02_mixed_precision.ipynb", "03_resnet_port.ipynb",
+             "05_custom_kernels_hipify.ipynb", "06_multi_gpu_rccl.ipynb", "08_porting_dependencies.ipynb"]  # fmt: skip
+    first, rest = gpu_check.phases(names, workers=4)
+    assert first == [["02_mixed_precision.ipynb", "03_resnet_port.ipynb"], ["unit tests"],
+                     ["05_custom_kernels_hipify.ipynb"]]  # fmt: skip
+    assert rest == [["00_check_your_setup.ipynb"], ["06_multi_gpu_rccl.ipynb"], ["08_porting_dependencies.ipynb"]]
+    assert gpu_check.phases(["05_custom_kernels_hipify.ipynb"], workers=4) == [[["05_custom_kernels_hipify.ipynb"]]]
+    assert gpu_check.phases(names, workers=1) == [[[n] for n in names]]

@@ -3,8 +3,9 @@
 Run by `make gpu-check` on a machine with a GPU (it uses whatever python3 runs it, with its own
 torch). Writes summary.md and log.txt to $OUT when that variable is set, else to build/gpu-check/.
 Everything must end within GPU_CHECK_BUDGET seconds (default 420): a lent GPU is lent for minutes,
-so the jobs run concurrently (GPU_CHECK_JOBS at a time, default 4) and each is stopped at the deadline, after its
-log gets what its processes were doing then: their wait states, and every Jupyter kernel's Python stacks.
+so the jobs run concurrently (GPU_CHECK_JOBS at a time, default 4; the lessons that assert GPU speed ratios are timed
+with no other notebook beside them: phases()) and each is stopped at the deadline, after its log gets what its
+processes were doing then: their wait states, and every Jupyter kernel's Python stacks.
 GPU_CHECK_ONLY="05_,unit" runs only the jobs whose names contain one of those parts. Exit code 1 when anything failed.
 """
 
@@ -22,7 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SLOWEST = ("05_custom_kernels_hipify.ipynb", "03_resnet_port.ipynb")  # they compile (C++/CUDA, torch.compile)
+# Lessons that assert a GPU speed ratio (low precision and the tuned port beat fp32): timed alone on the GPU, one
+# after the other, while only jobs that keep to the CPU (the unit tests, lesson 05's compilers) run beside them.
+TIMED = ("02_mixed_precision.ipynb", "03_resnet_port.ipynb")
+BESIDE_TIMED = ("unit tests", "05_custom_kernels_hipify.ipynb")
 
 
 def run(cmd: list[str], log: Path, deadline: float) -> tuple[str, float]:
@@ -49,6 +53,17 @@ def run(cmd: list[str], log: Path, deadline: float) -> tuple[str, float]:
             proc.wait()
             status = f"FAIL (stopped at the {timeout:.0f} s deadline)"
     return status, time.monotonic() - t0
+
+
+def phases(names: list[str], workers: int) -> list[list[list[str]]]:
+    """The order of the jobs: phases run one after the other, each a list of lanes that run side by side, the jobs of
+    a lane one after the other. First the TIMED lessons in one lane, beside the BESIDE_TIMED jobs; then the rest."""
+    timed = [n for n in names if n in TIMED]
+    first = ([timed] if timed else []) + [[n] for n in names if n in BESIDE_TIMED]
+    rest = [[n] for n in names if n not in TIMED and n not in BESIDE_TIMED]
+    if workers < 2 or not timed:  # nothing to keep apart
+        return [[[n] for n in names]]
+    return [p for p in (first, rest) if p]
 
 
 def processes() -> dict[int, tuple[int, str]]:
@@ -159,7 +174,7 @@ def main() -> int:
                 if importlib.util.find_spec(mod) is None]  # fmt: skip
     jobs = {"unit tests": py + ["tests"] + [f"--ignore={t}" for t in left_out]}
     notebooks = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    for nb in sorted(notebooks, key=lambda p: p.name not in SLOWEST):  # the slowest start first
+    for nb in notebooks:
         jobs[nb.name] = nbval + [str(nb.relative_to(ROOT))]
     logs = Path(tempfile.mkdtemp(prefix="gpu-check-"))
 
@@ -172,8 +187,11 @@ def main() -> int:
     if only:
         jobs = {k: v for k, v in jobs.items() if any(part and part in k for part in only.split(","))}
     workers = int(os.environ.get("GPU_CHECK_JOBS", "4"))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = dict(zip(jobs, pool.map(job, jobs), strict=True))
+    results = {}
+    for phase in phases(list(jobs), workers):
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for lane, statuses in zip(phase, pool.map(lambda lane: [job(name) for name in lane], phase), strict=True):
+                results.update(zip(lane, statuses, strict=True))
     with (out / "log.txt").open("w") as f:
         for name in jobs:
             f.write(f"\n===== {name}: {results[name][0]}\n")
