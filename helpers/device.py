@@ -170,7 +170,7 @@ def _cap(target: str) -> int:
 
 def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) -> list[str]:
     w = []
-    if "AMD" in f.pci_gpu_vendors and f.hip_version is None:
+    if "AMD" in f.pci_gpu_vendors and f.hip_version is None and backend != "cuda":  # not beside a working NVIDIA GPU
         w.append(
             "AMD GPU present but this torch has no ROCm support (torch.version.hip is None): "
             f"install a ROCm wheel (--index-url {ROCM_WHEEL_INDEX}) or use a rocm/pytorch image"

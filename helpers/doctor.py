@@ -135,7 +135,10 @@ def gather() -> Machine:
     except Exception as e:  # ImportError, OSError from a broken install, ...
         return Machine(torch_error=f"{type(e).__name__}: {e}", **base)
     device = pick_device("auto", facts)
-    free = torch.cuda.mem_get_info(device) if device.type == "cuda" else None
+    try:  # a GPU that can be listed but not used (held in exclusive mode, ...): the tiny-op check reports why
+        free = torch.cuda.mem_get_info(device) if device.type == "cuda" else None
+    except RuntimeError:
+        free = None
     tv, tv_err = None, None
     try:
         import torchvision
@@ -181,7 +184,10 @@ def _torch_checks(m: Machine) -> list[Check]:
     )
     build = "ROCm " + f.hip_version if f.hip_version else ("CUDA " + f.cuda_version if f.cuda_version else "CPU")
     gpus = ", ".join(f.pci_gpu_vendors) or "none found"
-    if amd and not f.hip_version:
+    if info.backend in ("rocm", "cuda", "mps"):  # a GPU in use is the answer, whatever else is on the bus
+        other = " (an AMD GPU is present too: a ROCm build would use it)" if amd and info.backend == "cuda" else ""
+        out.append(Check("torch build", "PASS", f"{build} build, using {info.name}{other}"))
+    elif amd and not f.hip_version:
         out.append(
             Check(
                 "torch build",
@@ -193,8 +199,6 @@ def _torch_checks(m: Machine) -> list[Check]:
         )
     elif nvidia and not f.cuda_version:
         out.append(Check("torch build", "FAIL", f"{build} build with an NVIDIA GPU", "install a CUDA wheel from PyPI"))
-    elif info.backend in ("rocm", "cuda", "mps"):
-        out.append(Check("torch build", "PASS", f"{build} build, using {info.name}"))
     elif not (amd or nvidia):
         out.append(
             Check(
@@ -260,11 +264,13 @@ def _torch_checks(m: Machine) -> list[Check]:
 
 def _device_checks(m: Machine) -> list[Check]:
     f = m.facts
-    amd_stack = "AMD" in f.pci_gpu_vendors or bool(f.hip_version)
+    nvidia_in_use = f.cuda_available and not f.hip_version and bool(f.gpus)  # an AMD iGPU beside it needs no /dev/kfd
+    amd_stack = ("AMD" in f.pci_gpu_vendors or bool(f.hip_version)) and not nvidia_in_use
     out = []
     if not amd_stack:
-        out.append(Check("/dev/kfd and /dev/dri", "SKIP", "no AMD GPU and no ROCm build"))
-        out.append(Check("render/video groups", "SKIP", "no AMD GPU and no ROCm build"))
+        why = "a CUDA build using an NVIDIA GPU" if nvidia_in_use else "no AMD GPU and no ROCm build"
+        out.append(Check("/dev/kfd and /dev/dri", "SKIP", why))
+        out.append(Check("render/video groups", "SKIP", why))
     else:
         bad = {p: s for p, s in m.dev_access.items() if s != "ok"}
         if not bad:

@@ -426,3 +426,34 @@ def test_run_ops_reports_an_empty_message(monkeypatch):
 
     monkeypatch.setattr(torch, "ones", ones)
     assert doctor._run_ops(torch.device("cpu")) == {"tiny op": "RuntimeError: ", "bf16 op": "RuntimeError: "}
+
+
+def test_a_working_nvidia_gpu_beside_an_amd_igpu_passes():
+    """A Ryzen desktop or laptop with an NVIDIA GPU: the CPU's integrated Radeon is an AMD display device on the PCI
+    bus (class 0x0300). The CUDA build works on the NVIDIA GPU: no FAIL, and no advice to install the ROCm wheel."""
+    from tests.conftest import CUDA_BUILD, H100, H100_PCI, RADEON_PCI, simulate
+    from tests.fakes import fake_torch
+
+    f = simulate(fake_torch(**CUDA_BUILD, gpus=[H100]), dict(pci=[RADEON_PCI, H100_PCI], dri=1))
+    assert f.pci_gpu_vendors == ("AMD", "NVIDIA")
+    m = machine("h100", facts=f)
+    checks = {c.name: c for c in run_checks(m)}
+    assert checks["torch build"].status == "PASS" and "AMD GPU is present too" in checks["torch build"].detail
+    assert not [c for c in checks.values() if c.status == "FAIL"], checks
+    assert not [w for w in doctor.detect(f).warnings if "ROCm" in w]
+
+
+def test_gather_survives_a_gpu_it_cannot_use(monkeypatch):
+    """A GPU listed but not usable (another process holds it in exclusive mode): mem_get_info raises; the doctor
+    reports through its op checks instead of crashing."""
+    import helpers.device as hd
+
+    def mem_get_info(device=None):
+        raise RuntimeError("CUDA error: CUDA-capable device(s) is/are busy or unavailable")
+
+    gpu = torch.device("cuda")  # portcheck: ignore=PC101 (never touched: torch.cuda is faked)
+    monkeypatch.setattr(hd, "pick_device", lambda prefer, facts: gpu)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", mem_get_info)
+    monkeypatch.setattr(doctor, "_run_ops", lambda device: {"tiny op": "RuntimeError: busy or unavailable"})
+    m = doctor.gather()
+    assert m.free_memory is None and m.op_errors == {"tiny op": "RuntimeError: busy or unavailable"}
