@@ -382,8 +382,10 @@ def check_tunableop_env(record_env, reuse_env):
         return False, f"reuse_env: use the results without tuning again: {p}ENABLED=1 and {p}TUNING=0"
     # One file per rank needs nothing more: TunableOp inserts the GPU ordinal into the file name itself, at %d or
     # before the extension (Tunable.cpp: SetFilename(filename, true) for PYTORCH_TUNABLEOP_FILENAME and the default).
-    return True, ("record while training, tune offline (tune_gemm_in_file), reuse: each rank reads its own file, "
-                  "TunableOp puts the GPU ordinal into the name (at %d, else before the extension)")
+    return True, (
+        "record while training, tune offline (tune_gemm_in_file), reuse: each rank reads its own file, "
+        "TunableOp puts the GPU ordinal into the name (at %d, else before the extension)"
+    )
 
 
 @_check("07b")
