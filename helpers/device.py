@@ -120,7 +120,9 @@ def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
 
     gpus: tuple[GPU, ...] = ()
     arch_list: tuple[str, ...] = ()
-    cuda_ok = torch.cuda.is_available()
+    # is_available() asks the GPU runtime, device_count() what torch will index: they differ when torch parses a
+    # visible-device variable the runtime ignores (HIP_VISIBLE_DEVICES="" on ROCm): no GPU torch can use, then.
+    cuda_ok = torch.cuda.is_available() and torch.cuda.device_count() > 0
     if cuda_ok:
         props = [torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count())]
         gpus = tuple(GPU(p.name, gpu_arch(torch, p), p.total_memory) for p in props)
@@ -251,7 +253,7 @@ def pick_device(prefer: str | None = None, facts: Facts | None = None):
     have = available_devices(f)
     choice = choice.strip().lower()
     if choice == "auto":
-        if f.accelerator in ("cuda", "mps"):
+        if f.accelerator == "mps" or (f.accelerator == "cuda" and f.cuda_available):
             return torch.device(f.accelerator)
         if f.cuda_available:
             return torch.device("cuda")

@@ -249,3 +249,17 @@ def test_detect_counts_and_names_without_a_gpu():
     gpu = torch.device("cuda", 0)  # portcheck: ignore=PC101 (a description only: nothing runs on it)
     nomem = hd.DeviceInfo("rocm", gpu, "X", 1, None, "gfx942", "2.14.1", "7.14", None, True)
     assert hd.describe(nomem).splitlines()[2] == "gpu: 1 x gfx942, in this build: yes"
+
+
+def test_runtime_gpus_that_torch_cannot_index_are_no_gpu(tmp_path):
+    """HIP_VISIBLE_DEVICES="" on ROCm: the HIP runtime ignores an empty value (clr), so is_available() is True, but
+    torch parses the variable itself and device_count() is 0 (torch/cuda/__init__.py). Nothing can run on cuda:0:
+    detect() and pick_device("auto") agree on the CPU (pick_device took torch.accelerator's "cuda" before)."""
+    from tests.conftest import MI300X, ROCM_BUILD
+    from tests.fakes import fake_torch, make_root
+
+    t = fake_torch(**ROCM_BUILD, gpus=[MI300X])
+    t.cuda.device_count = lambda: 0  # what torch answers with HIP_VISIBLE_DEVICES=""
+    f = hd.read_facts(t, str(make_root(tmp_path, kfd=True, dri=True)), environ={"HIP_VISIBLE_DEVICES": ""})
+    assert f.gpus == () and not f.cuda_available and f.accelerator == "cuda"
+    assert hd.detect(f).backend == "cpu" and hd.pick_device("auto", f) == torch.device("cpu")
