@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import importlib.util
 import io
 import re
 import shutil
@@ -95,3 +96,22 @@ def hipify_report(src_dir, work_dir=None) -> list[HipifiedFile]:
             f.leftover_cuda = sorted(set(CUDA_RUNTIME_ID.findall(after)))
         files.append(f)
     return files
+
+
+def cuda_extra_includes(cuda_home: str | None = None) -> list[str]:
+    """Include folders a CUDA extension build needs beyond CUDA_HOME's (``load(extra_include_paths=...)``).
+
+    torch's ``ATen/cuda/CUDAContext.h`` includes cuSPARSE, cuBLAS and cuSOLVER headers. A toolkit with nvcc alone
+    (conda's cuda-nvcc, pip's nvidia-cuda-nvcc, a minimal /usr/local/cuda) lacks them ("fatal error: cusparse.h: No
+    such file or directory"); the nvidia-* wheels a CUDA torch from PyPI depends on carry them. [] when the toolkit has
+    them or no such wheel is installed.
+    """
+    if cuda_home is None:
+        from torch.utils import cpp_extension
+
+        cuda_home = cpp_extension.CUDA_HOME
+    if cuda_home and (Path(cuda_home) / "include" / "cusparse.h").is_file():
+        return []
+    spec = importlib.util.find_spec("nvidia")
+    roots = spec.submodule_search_locations if spec and spec.submodule_search_locations else []
+    return sorted({str(h.parent) for root in roots for h in Path(root).glob("*/include/cusparse.h")})

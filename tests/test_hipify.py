@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.hipify import hipify_report
+from helpers.hipify import cuda_extra_includes, hipify_report
 
 CSRC = Path(__file__).parent.parent / "notebooks" / "assets" / "csrc"
 
@@ -54,11 +54,9 @@ def test_lesson_extension_hipifies_cleanly(tmp_path):
 
 
 def _cuda_toolkit():
-    """(CUDA_HOME, extra include folders) where nvcc and the CUDA headers torch's own headers need are installed,
-    else None. This machine and CI have nvcc 13.0 in /usr/local/cuda (with a /usr/local/bin/nvcc shim, so torch's
-    guess is /usr/local) and the cuSPARSE/cuBLAS headers only in the nvidia-* wheels the CUDA torch depends on."""
-    import importlib.util
-
+    """(CUDA_HOME, extra include folders) where nvcc and the CUDA headers are installed, else None. This machine and
+    CI have nvcc 13.0 in /usr/local/cuda (with a /usr/local/bin/nvcc shim, so torch's guess is /usr/local) and the
+    cuSPARSE/cuBLAS headers only in the nvidia-* wheels the CUDA torch depends on (cuda_extra_includes finds them)."""
     import torch
     from torch.utils import cpp_extension
 
@@ -69,12 +67,18 @@ def _cuda_toolkit():
                  and (Path(h) / "include" / "cuda_runtime.h").is_file()), None)  # fmt: skip
     if home is None:
         return None
-    if (Path(home) / "include" / "cusparse.h").is_file():
-        return home, []
-    spec = importlib.util.find_spec("nvidia")
-    folders = [p.parent for loc in (spec.submodule_search_locations if spec else []) for p in
-               Path(loc).glob("*/include/cusparse.h")]  # fmt: skip
-    return (home, [str(folders[0])]) if folders else None
+    includes = cuda_extra_includes(home)
+    complete = (Path(home) / "include" / "cusparse.h").is_file() or includes
+    return (home, includes) if complete else None
+
+
+def test_cuda_extra_includes_only_when_the_toolkit_lacks_the_headers(tmp_path):
+    full = tmp_path / "full"
+    (full / "include").mkdir(parents=True)
+    (full / "include" / "cusparse.h").write_text("")
+    assert cuda_extra_includes(str(full)) == []
+    found = cuda_extra_includes(str(tmp_path / "nvcc-only"))  # from the nvidia-* wheels, where installed
+    assert all((Path(d) / "cusparse.h").is_file() for d in found)
 
 
 @pytest.mark.skipif(_cuda_toolkit() is None, reason="needs a CUDA build of torch, nvcc and the CUDA headers")
