@@ -100,16 +100,18 @@ def train(args, rank, world, local_rank, device, backend):
     checksum = torch.stack([p.detach().double().sum() for p in model.parameters()]).sum().reshape(1)
     gathered = [torch.zeros_like(checksum) for _ in range(world)]
     dist.all_gather(gathered, checksum)
-    identical = all(torch.equal(g, gathered[0]) for g in gathered)
+    finite = all(bool(torch.isfinite(g).all()) for g in gathered)  # NaN never equals NaN: say which failed
+    identical = finite and all(torch.equal(g, gathered[0]) for g in gathered)
     dist.all_reduce(first)  # summed over ranks
     first = first.item() / world
     decreased = losses[-1] < first
     if rank == 0:
         torch.save(model.module.state_dict(), args.checkpoint)  # rank 0 only; .module: no "module." prefix
         verdict = "passed" if identical and decreased else "FAILED"
+        same = "identical" if identical else ("DIFFERENT" if finite else "NON-FINITE parameters")
         print(
             f"self-check {verdict}: parameter checksums {[round(g.item(), 6) for g in gathered]} "
-            f"({'identical' if identical else 'DIFFERENT'}), "
+            f"({same}), "
             f"loss {first:.4f} (first step) -> {losses[-1]:.4f} (last epoch)",
             flush=True,
         )
