@@ -110,8 +110,9 @@ def cuda_extra_includes(cuda_home: str | None = None) -> list[str]:
         from torch.utils import cpp_extension
 
         cuda_home = cpp_extension.CUDA_HOME
-    if cuda_home and (Path(cuda_home) / "include" / "cusparse.h").is_file():
+    needed = ("cusparse.h", "cublas_v2.h", "cublasLt.h", "cusolverDn.h")  # what ATen/cuda/CUDAContextLight.h includes
+    if cuda_home and all((Path(cuda_home) / "include" / h).is_file() for h in needed):
         return []
-    spec = importlib.util.find_spec("nvidia")
+    spec = importlib.util.find_spec("nvidia")  # cu13 wheels: nvidia/cu13/include; CUDA 12: nvidia/<library>/include
     roots = spec.submodule_search_locations if spec and spec.submodule_search_locations else []
-    return sorted({str(h.parent) for root in roots for h in Path(root).glob("*/include/cusparse.h")})
+    return sorted({str(f.parent) for root in roots for h in needed for f in Path(root).glob(f"*/include/{h}")})

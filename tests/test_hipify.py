@@ -67,18 +67,20 @@ def _cuda_toolkit():
                  and (Path(h) / "include" / "cuda_runtime.h").is_file()), None)  # fmt: skip
     if home is None:
         return None
-    includes = cuda_extra_includes(home)
-    complete = (Path(home) / "include" / "cusparse.h").is_file() or includes
-    return (home, includes) if complete else None
+    includes = cuda_extra_includes(home)  # [] when the toolkit has the headers, or when nothing carries them
+    if not includes and not (Path(home) / "include" / "cusparse.h").is_file():
+        return None
+    return home, includes
 
 
 def test_cuda_extra_includes_only_when_the_toolkit_lacks_the_headers(tmp_path):
     full = tmp_path / "full"
     (full / "include").mkdir(parents=True)
-    (full / "include" / "cusparse.h").write_text("")
+    for header in ("cusparse.h", "cublas_v2.h", "cublasLt.h", "cusolverDn.h"):
+        (full / "include" / header).write_text("")
     assert cuda_extra_includes(str(full)) == []
     found = cuda_extra_includes(str(tmp_path / "nvcc-only"))  # from the nvidia-* wheels, where installed
-    assert all((Path(d) / "cusparse.h").is_file() for d in found)
+    assert all(any((Path(d) / h).is_file() for h in ("cusparse.h", "cublas_v2.h")) for d in found)
 
 
 @pytest.mark.skipif(_cuda_toolkit() is None, reason="needs a CUDA build of torch, nvcc and the CUDA headers")
