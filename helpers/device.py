@@ -113,6 +113,19 @@ def gpu_arch(torch, props) -> str:
     return props.gcnArchName if torch.version.hip else f"sm_{props.major}{props.minor}"
 
 
+def device_arch(device, torch=None) -> str | None:
+    """The GPU target of a torch device ("gfx942", "sm_90": gcnArchName before its ':'), None off the GPU.
+
+    An index-less ``cuda`` device is torch's current GPU: ``get_device_properties`` takes either (its
+    ``_get_device_index(device, optional=True)``), so ``cuda:1`` gives GPU 1's target, not GPU 0's.
+    """
+    if torch is None:
+        import torch
+    if device.type != "cuda":
+        return None
+    return gpu_arch(torch, torch.cuda.get_device_properties(device)).split(":")[0]
+
+
 def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
     """The one seam that reads torch and the OS (tests pass a fake ``torch``, ``root`` file tree and ``environ``)."""
     if torch is None:
@@ -252,12 +265,10 @@ def pick_device(prefer: str | None = None, facts: Facts | None = None):
     where = "argument" if prefer is not None else f"${ENV_VAR}"
     have = available_devices(f)
     choice = choice.strip().lower()
-    if choice == "auto":
-        if f.accelerator == "mps" or (f.accelerator == "cuda" and f.cuda_available):
-            return torch.device(f.accelerator)
+    if choice == "auto":  # torch.accelerator's answer, when torch can index a GPU of it
         if f.cuda_available:
             return torch.device("cuda")
-        return torch.device("mps" if f.mps_available else "cpu")
+        return torch.device("mps" if f.accelerator == "mps" or f.mps_available else "cpu")
     if choice.split(":")[0] in ("rocm", "hip"):
         raise DeviceError(
             f"{choice!r} ({where}) is not a PyTorch device type: AMD GPUs are 'cuda' in PyTorch; "

@@ -185,7 +185,8 @@ def _torch_checks(m: Machine) -> list[Check]:
     build = "ROCm " + f.hip_version if f.hip_version else ("CUDA " + f.cuda_version if f.cuda_version else "CPU")
     gpus = ", ".join(f.pci_gpu_vendors) or "none found"
     if info.backend in ("rocm", "cuda", "mps"):  # a GPU in use is the answer, whatever else is on the bus
-        other = " (an AMD GPU is present too: a ROCm build would use it)" if amd and info.backend == "cuda" else ""
+        other = " (an AMD GPU is on the bus too, such as the CPU's integrated graphics: not used)"
+        other = other if amd and info.backend == "cuda" else ""
         out.append(Check("torch build", "PASS", f"{build} build, using {info.name}{other}"))
     elif amd and not f.hip_version:
         out.append(
@@ -264,7 +265,7 @@ def _torch_checks(m: Machine) -> list[Check]:
 
 def _device_checks(m: Machine) -> list[Check]:
     f = m.facts
-    nvidia_in_use = f.cuda_available and not f.hip_version and bool(f.gpus)  # an AMD iGPU beside it needs no /dev/kfd
+    nvidia_in_use = f.cuda_available and not f.hip_version  # an AMD iGPU beside it needs no /dev/kfd
     amd_stack = ("AMD" in f.pci_gpu_vendors or bool(f.hip_version)) and not nvidia_in_use
     out = []
     if not amd_stack:

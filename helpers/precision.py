@@ -107,17 +107,13 @@ def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False
 def choose_amp_dtype(device: torch.device):
     """(dtype or None, reason) for this device, from a real probe of what runs.
 
-    On a GPU the target is that of *this* GPU: cuda:1 on a machine with an RX 7900 (gfx1100) and an RX 6800 (gfx1030)
-    is the gfx1030; a device without an index is the current one (torch.cuda.current_device()).
+    On a GPU the target is that of *this* GPU (helpers.device.device_arch): cuda:1 on a machine with an RX 7900
+    (gfx1100) and an RX 6800 (gfx1030) is the gfx1030; a device without an index is torch's current GPU.
     """
-    from helpers.device import read_facts
+    from helpers.device import device_arch
 
-    backend, arch = device.type, None
-    if device.type == "cuda":
-        facts = read_facts()
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        backend, arch = ("rocm" if facts.hip_version else "cuda"), facts.gpus[index].arch.split(":")[0]
-    return recommend_amp_dtype(backend, probe_dtypes(device), cpu_has_native_bf16(), arch)
+    backend = ("rocm" if torch.version.hip else "cuda") if device.type == "cuda" else device.type
+    return recommend_amp_dtype(backend, probe_dtypes(device), cpu_has_native_bf16(), device_arch(device))
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None):

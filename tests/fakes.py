@@ -53,10 +53,15 @@ class FakeCuda:
     def device_count(self):
         return len(self._gpus)
 
-    def get_device_properties(self, i):
+    def get_device_properties(self, device=None):
         if not self._gpus:  # torch/cuda/__init__.py: _lazy_init raises without a usable GPU
             raise RuntimeError("No HIP GPUs are available" if self._hip else "Found no NVIDIA driver on your system.")
-        return self._gpus[i]
+        # torch/cuda/__init__.py: _get_device_index(device, optional=True): an int, "cuda:N", or the current GPU for
+        # an index-less "cuda" (and None)
+        index = getattr(device, "index", device)
+        return self._gpus[self._current if index is None else index]
+
+    _current = 0  # torch.cuda.current_device(): 0 until torch.cuda.set_device() changes it
 
     def get_arch_list(self):
         # torch/cuda/__init__.py: [] when not is_available(), else the targets the wheel was compiled for

@@ -108,18 +108,23 @@ def test_autocast_device_type_and_enabled(dtype, enabled):
     assert y.dtype == (dtype if enabled else torch.float32)
 
 
+def _gpus_of(monkeypatch, fake):
+    """torch.cuda.get_device_properties and torch.version.hip as the simulated build answers them (tests/fakes.py)."""
+    monkeypatch.setattr(torch.cuda, "get_device_properties", fake.cuda.get_device_properties)
+    monkeypatch.setattr(torch.version, "hip", fake.version.hip)
+
+
 @pytest.mark.parametrize("name, want", [("mi300x", torch.bfloat16), ("rx6900xt", torch.float16),
                                         ("h100", torch.bfloat16)])  # fmt: skip
 def test_choose_amp_dtype_on_a_gpu_reads_the_gpu_target(monkeypatch, name, want):
-    """choose_amp_dtype's GPU branch: the simulated machine (fake torch through the real read_facts) gives the target;
-    the probe runs on the device it is given (faked: no GPU here) and both low-precision dtypes run."""
-    import helpers.device as hd
+    """choose_amp_dtype's GPU branch: the simulated build's device properties give the target (gcnArchName only on
+    ROCm builds); the probe runs on the device it is given (faked: no GPU here) and both low-precision dtypes run."""
+    from tests.conftest import SPECS
 
+    _gpus_of(monkeypatch, SPECS[name][0])
     probed = []
-    monkeypatch.setattr(hd, "read_facts", lambda *a, **k: MACHINES[name])
     monkeypatch.setattr(hp, "probe_dtypes", lambda d: probed.append(d) or {torch.float32: True, torch.bfloat16: True,
                                                                             torch.float16: True})  # fmt: skip
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)  # torch's answer on a machine with a GPU
     gpu = torch.device("cuda")  # portcheck: ignore=PC101 (never touched: the probe is faked)
     dtype, why = hp.choose_amp_dtype(gpu)
     assert dtype == want and probed == [gpu], why
@@ -138,14 +143,13 @@ def test_choose_amp_dtype_on_a_gpu_reads_the_gpu_target(monkeypatch, name, want)
 )
 def test_choose_amp_dtype_asks_about_the_gpu_it_is_given(monkeypatch, device, current, want):
     """Two different GPUs (RX 7900 XTX gfx1100 at index 0, RX 6900 XT gfx1030 at 1): the dtype is for the device
-    given, or for torch's current device when it has no index; detect() describes the first GPU only."""
-    import helpers.device as hd
-    from tests.conftest import RADEON_PCI, ROCM_BUILD, RX6900XT, RX7900XTX, simulate
+    given, or for torch's current GPU when it has no index; detect() describes the first GPU only."""
+    from tests.conftest import ROCM_BUILD, RX6900XT, RX7900XTX
     from tests.fakes import fake_torch
 
-    two = simulate(fake_torch(**ROCM_BUILD, gpus=[RX7900XTX, RX6900XT]), dict(pci=[RADEON_PCI] * 2, kfd=1, dri=1))
-    monkeypatch.setattr(hd, "read_facts", lambda *a, **k: two)
-    monkeypatch.setattr(torch.cuda, "current_device", lambda: current)
+    fake = fake_torch(**ROCM_BUILD, gpus=[RX7900XTX, RX6900XT])
+    fake.cuda._current = current  # as after torch.cuda.set_device(current)
+    _gpus_of(monkeypatch, fake)
     monkeypatch.setattr(hp, "probe_dtypes", lambda d: {torch.float32: True, torch.bfloat16: True, torch.float16: True})
     dtype, why = hp.choose_amp_dtype(torch.device(device))
     assert dtype == want, why

@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Lessons that assert a GPU speed ratio (low precision and the tuned port beat fp32): timed alone on the GPU, one
-# after the other, while only jobs that keep to the CPU (the unit tests, lesson 05's compilers) run beside them.
+# after the other, while only lesson 05 (mostly its compilers, on the CPU) runs beside them.
 TIMED = ("02_mixed_precision.ipynb", "03_resnet_port.ipynb")
 BESIDE_TIMED = ("05_custom_kernels_hipify.ipynb",)  # not the unit tests: tests/test_train.py trains on the GPU
 
