@@ -57,6 +57,13 @@ def test_make_lab_serves_notebooks_with_token_only():
         assert {p.name for p in (ROOT / "notebooks").glob("*.ipynb")} <= names
         assert get(url)[0] == 403
         assert get(url, "wrong-" + token)[0] == 403
+        # The first screen asks no question: JupyterLab's news prompt ("Would you like to get notified about official
+        # Jupyter news?") shows while fetchNews is "none", the default of apputils-extension's notification schema.
+        # The course's defaults (tools/jupyter/labconfig) replace the schema's, so the lab itself sees "false".
+        plugin = f"http://127.0.0.1:{port}/lab/api/settings/@jupyterlab/apputils-extension:notification"
+        status, notification = get(plugin, token)
+        defaults = {k: v["default"] for k, v in notification["schema"]["properties"].items()}
+        assert status == 200 and defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         out = proc.communicate(timeout=30)[0]

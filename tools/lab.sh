@@ -14,6 +14,9 @@ elif [ -z "$JUPYTER_TOKEN" ]; then
   exit 2
 fi
 export JUPYTER_TOKEN
+# The course's JupyterLab defaults (tools/jupyter/labconfig): no "get notified about official Jupyter news?" prompt
+# and no update check on a workshop seat. Defaults only: a learner's own settings still win.
+export JUPYTER_CONFIG_PATH="$(cd "$(dirname "$0")" && pwd)/jupyter${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 extra=()
 if [ "$(id -u)" = 0 ]; then  # root on a dev box or CI; the workshop image runs as a normal user
   echo "note: running JupyterLab as root (token required); prefer a normal user" >&2
