@@ -29,6 +29,7 @@ class Result:
     peak_memory_mb: float | None  # peak device memory; None where not measured (CPU, MPS)
     runs: int
     device: str
+    warmup_s: float | None = None  # the warm-up calls together: MIOpen's find for new shapes, compilation, allocation
 
 
 def _sync(device: torch.device) -> None:
@@ -47,11 +48,18 @@ def measure(
     min_run_time: float = 1.0,
     warmup: int = 2,
 ) -> Result:
-    """Time ``step_fn`` (median over torch.utils.benchmark's blocks) and record peak GPU memory."""
+    """Time ``step_fn`` (median over torch.utils.benchmark's blocks) and record peak GPU memory.
+
+    The ``warmup`` calls before it are timed together (``Result.warmup_s``): on a cold MIOpen cache that is where
+    the find step for each new convolution shape goes (lessons 02, 03, 07)."""
+    import time
+
     device = torch.device(device)
-    for _ in range(warmup):  # first calls pay for allocation, autotuning, compilation
+    t0 = time.perf_counter()
+    for _ in range(warmup):  # first calls pay for allocation, autotuning (MIOpen's find step), compilation
         step_fn()
     _sync(device)
+    warmup_s = time.perf_counter() - t0
     on_gpu = device.type == "cuda"
     if on_gpu:
         torch.cuda.reset_peak_memory_stats(device)
@@ -62,7 +70,7 @@ def measure(
 
     m = benchmark.Timer(stmt="step()", globals={"step": step}, label=label).blocked_autorange(min_run_time=min_run_time)
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if on_gpu else None
-    return Result(label, m.median, items / m.median, peak, len(m.times) * m.number_per_run, str(device))
+    return Result(label, m.median, items / m.median, peak, len(m.times) * m.number_per_run, str(device), warmup_s)
 
 
 @dataclass(frozen=True)

@@ -1,3 +1,5 @@
+import time
+
 import matplotlib
 import torch
 
@@ -13,6 +15,18 @@ def test_measure_on_cpu_returns_sane_numbers():
     assert 0 < r.median_s < 1 and r.items_per_s > 0 and r.runs >= 1
     assert abs(r.items_per_s - 128 / r.median_s) < 1e-6 * r.items_per_s
     assert r.peak_memory_mb is None  # not measured on the CPU, never invented
+
+
+def test_measure_times_the_warmup_on_its_own():
+    calls = []
+
+    def step():
+        calls.append(1)
+        if len(calls) <= 2:  # the two warm-up calls: a kernel search, a compilation
+            time.sleep(0.2)
+
+    r = measure(step, label="cold", warmup=2, min_run_time=0.05)
+    assert r.warmup_s >= 0.4 and r.median_s < 0.1
 
 
 def test_measure_sees_slower_work():
