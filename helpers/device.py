@@ -30,6 +30,34 @@ ROCM_WHEEL_INDEX = "https://download.pytorch.org/whl/rocm7.14"
 _GIDS = "--group-add $(stat -c %g /dev/kfd) --group-add $(stat -c %g /dev/dri/renderD128)"
 DOCKER_GPU_FLAGS = f"--device=/dev/kfd --device=/dev/dri {_GIDS}"
 PCI_VENDORS = {"0x1002": "AMD", "0x10de": "NVIDIA"}
+# AMD's multi-arch wheels (TheRock, ROCm 7.14+): one index for every GPU, the GPU's kernels from a pip extra,
+# "torch[device-gfx942]" (TheRock RELEASES.md); without the extra for this GPU, kernel launches fail with
+# hipErrorInvalidImage (ROCm/TheRock#7839).
+AMD_WHEEL_INDEX = "https://repo.amd.com/rocm/whl-multi-arch/"
+# The targets with a [device-gfxNNNN] extra there (TheRock RELEASES.md, "Supported Python [device-*] install extras")
+AMD_WHEEL_TARGETS = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1010", "gfx1011", "gfx1012",
+                     "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036", "gfx1100",
+                     "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153", "gfx1200",
+                     "gfx1201")  # fmt: skip
+# What PyTorch's own ROCm 7.14 wheels are built for (PYTORCH_ROCM_ARCH in pytorch's .ci/docker/manywheel/build.sh);
+# torch.cuda.get_arch_list() of the installed wheel is the authority, this list only words the advice.
+PYTORCH_WHEEL_TARGETS = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1102",
+                         "gfx1103", "gfx1150", "gfx1151", "gfx1200", "gfx1201")  # fmt: skip
+# The integrated GPUs of AMD's APUs, by PCI device id, when the KFD topology cannot say (amdgpu not loaded). Names:
+# pci.ids; codename -> graphics IP: the kernel's Documentation/gpu/amdgpu/apu-asic-info-table.csv; IP -> gfx target:
+# amdkfd's kfd_device.c (Mendocino's GC 10.3.7 reports gfx1036 there).
+APU_GPUS = {
+    "0x1636": "gfx90c", "0x1638": "gfx90c", "0x15e7": "gfx90c",  # Renoir, Cezanne, Barcelo (Radeon Vega)
+    "0x163f": "gfx1033",  # Van Gogh (Steam Deck)
+    "0x164d": "gfx1035", "0x1681": "gfx1035",  # Rembrandt: Radeon 680M / 660M
+    "0x164e": "gfx1036", "0x13c0": "gfx1036", "0x1506": "gfx1036",  # Raphael, Granite Ridge, Mendocino: 610M
+    "0x15bf": "gfx1103", "0x15c8": "gfx1103", "0x164f": "gfx1103",  # Phoenix: Radeon 780M / 760M / 740M
+    "0x1900": "gfx1103", "0x1901": "gfx1103",  # Hawk Point: Radeon 780M / 760M / 740M
+    "0x150e": "gfx1150",  # Strix Point: Radeon 890M / 880M
+    "0x1586": "gfx1151",  # Strix Halo: Radeon 8060S / 8050S
+    "0x1114": "gfx1152",  # Krackan Point: Radeon 860M / 840M
+}  # fmt: skip
+IGPU_TARGETS = frozenset(APU_GPUS.values()) | {"gfx1153"}  # gfx1153: the Radeon 820M (TheRock's extras table)
 VISIBILITY_VARS = ("HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 ENV_KEYS = VISIBILITY_VARS + (ENV_VAR, "HSA_OVERRIDE_GFX_VERSION", "PYTORCH_ROCM_ARCH")
 
@@ -61,6 +89,12 @@ class Facts:
     dev_kfd: bool = False
     dev_dri: bool = False
     pci_gpu_vendors: tuple[str, ...] = ()  # "AMD" / "NVIDIA", from /sys/bus/pci
+    amd_igpus: tuple[str, ...] = ()  # gfx targets of the AMD *integrated* GPUs among them ("gfx1103")
+
+    @property
+    def amd_discrete(self) -> bool:
+        """Is an AMD GPU on the bus that is not the CPU's integrated graphics (an Instinct, a Radeon card)?"""
+        return self.pci_gpu_vendors.count("AMD") > len(self.amd_igpus)
 
 
 @dataclass(frozen=True)
@@ -83,8 +117,8 @@ def _read(path: str) -> str:
         return f.read().strip().lower()
 
 
-def pci_gpu_vendors(root: str = "/sys/bus/pci/devices") -> tuple[str, ...]:
-    """Vendors of the GPUs on the PCI bus ("AMD", "NVIDIA"), from sysfs; () if it is unreadable.
+def _pci_gpus(root: str) -> list[tuple[str, str]]:
+    """(vendor, device id) of each GPU on the PCI bus, from sysfs; [] if it is unreadable.
 
     A GPU is a display controller (class 0x03xxxx: Radeon 0x0300, MI250X 0x0380, H100 0x0302) or, for
     AMD, a processing accelerator (0x12xxxx: MI300X/MI300A/MI325X/MI350 enumerate so). Other AMD devices
@@ -100,8 +134,60 @@ def pci_gpu_vendors(root: str = "/sys/bus/pci/devices") -> tuple[str, ...]:
         driver = os.path.basename(os.readlink(link)) if os.path.islink(link) else None
         accelerator = cls.startswith("0x12") and vendor == "0x1002" and driver in (None, "amdgpu")
         if (cls.startswith("0x03") or accelerator) and vendor in PCI_VENDORS:
-            found.append(PCI_VENDORS[vendor])
-    return tuple(found)
+            try:
+                device = _read(os.path.join(dev, "device"))
+            except OSError:
+                device = ""
+            found.append((PCI_VENDORS[vendor], device))
+    return found
+
+
+def pci_gpu_vendors(root: str = "/sys/bus/pci/devices") -> tuple[str, ...]:
+    """Vendors of the GPUs on the PCI bus ("AMD", "NVIDIA"), from sysfs; () if it is unreadable."""
+    return tuple(vendor for vendor, _ in _pci_gpus(root))
+
+
+def kfd_targets(root: str = "/") -> dict[str, str]:
+    """PCI device id -> gfx target of each GPU the amdgpu driver exposes: the KFD topology in sysfs
+    (``/sys/class/kfd/kfd/topology/nodes/N/properties``: one "key value" per line, in decimal;
+    ``gfx_target_version`` is major * 10000 + minor * 100 + stepping, 0 on CPU nodes; amdkfd's kfd_topology.c).
+
+        90402 -> gfx942, 90010 -> gfx90a, 110003 -> gfx1103
+    """
+    out = {}
+    for path in sorted(glob.glob(os.path.join(root, "sys/class/kfd/kfd/topology/nodes/*/properties"))):
+        try:
+            with open(path) as f:
+                props = dict(line.split()[:2] for line in f if len(line.split()) >= 2)
+            v, device = int(props.get("gfx_target_version", 0)), int(props.get("device_id", 0))
+        except (OSError, ValueError):
+            continue
+        if v:
+            out[f"0x{device:04x}"] = f"gfx{v // 10000}{v // 100 % 100:x}{v % 100:x}"
+    return out
+
+
+def amd_igpus(root: str = "/") -> tuple[str, ...]:
+    """gfx targets of the AMD integrated GPUs (APUs: a Ryzen laptop's Radeon 780M is "gfx1103") on the PCI bus:
+    from the KFD topology when amdgpu is loaded, else from the device id (``APU_GPUS``)."""
+    kfd = kfd_targets(root)
+    found = (kfd.get(dev) or APU_GPUS.get(dev) for vendor, dev in _pci_gpus(os.path.join(root, "sys/bus/pci/devices"))
+             if vendor == "AMD")  # fmt: skip
+    return tuple(gfx for gfx in found if gfx in IGPU_TARGETS)
+
+
+def igpu_advice(gfx: str) -> str:
+    """What is true for an AMD integrated GPU of this target (lesson 00): which wheel has its kernels, what it means."""
+    if gfx in PYTORCH_WHEEL_TARGETS:
+        where = (f"PyTorch's ROCm wheels list {gfx} (--index-url {ROCM_WHEEL_INDEX}), and so do AMD's multi-arch "
+                 f'wheels: pip install "torch[device-{gfx}]" --index-url {AMD_WHEEL_INDEX}')  # fmt: skip
+    elif gfx in AMD_WHEEL_TARGETS:
+        where = (f"PyTorch's own ROCm wheels have no kernels for {gfx}; AMD's multi-arch wheels do: "
+                 f'pip install "torch[device-{gfx}]" --index-url {AMD_WHEEL_INDEX}')  # fmt: skip
+    else:
+        where = f"no ROCm build of torch ships kernels for {gfx}"
+    return (f"{where}. An integrated GPU shares the system's memory and trains far slower than a discrete GPU: "
+            "the CPU is a fine machine for this course")  # fmt: skip
 
 
 def gpu_arch(torch, props) -> str:
@@ -124,6 +210,23 @@ def device_arch(device, torch=None) -> str | None:
     if device.type != "cuda":
         return None
     return gpu_arch(torch, torch.cuda.get_device_properties(device)).split(":")[0]
+
+
+def memory_gib(device, torch=None) -> float | None:
+    """The memory a lesson sizes its work by (lesson 02), in GiB: a GPU's total memory
+    (``get_device_properties(device).total_memory``), on a Mac the working set Metal recommends
+    (``torch.mps.recommended_max_memory()``: unified memory, shared with the system); None on the CPU.
+
+        >>> memory_gib(torch.device("cpu")) is None
+        True
+    """
+    if torch is None:
+        import torch
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory / 2**30
+    if device.type == "mps" and hasattr(torch.mps, "recommended_max_memory"):  # torch >= 2.5
+        return torch.mps.recommended_max_memory() / 2**30
+    return None
 
 
 def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
@@ -157,6 +260,7 @@ def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
         dev_kfd=os.path.exists(os.path.join(root, "dev/kfd")),
         dev_dri=os.path.isdir(os.path.join(root, "dev/dri")),
         pci_gpu_vendors=pci_gpu_vendors(os.path.join(root, "sys/bus/pci/devices")),
+        amd_igpus=amd_igpus(root),
     )
 
 
@@ -185,7 +289,7 @@ def _cap(target: str) -> int:
 
 def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) -> list[str]:
     w = []
-    if "AMD" in f.pci_gpu_vendors and f.hip_version is None and backend != "cuda":  # not beside a working NVIDIA GPU
+    if f.amd_discrete and f.hip_version is None and backend != "cuda":  # not an iGPU, not beside a working NVIDIA GPU
         w.append(
             "AMD GPU present but this torch has no ROCm support (torch.version.hip is None): "
             f"install a ROCm wheel (--index-url {ROCM_WHEEL_INDEX}) or use a rocm/pytorch image"
@@ -201,10 +305,10 @@ def _warnings(f: Facts, backend: str, arch: str | None, supported: bool | None) 
     elif f.hip_version and not f.cuda_available and backend == "cpu":
         w.append("ROCm build of torch but no usable GPU: run `python -m helpers.doctor`")
     if supported is False:
-        w.append(
-            f"this torch build has no kernels for {arch} (built for {', '.join(f.arch_list) or 'nothing'}): "
-            "install a build that lists it in torch.cuda.get_arch_list()"
-        )
+        fix = "install a build that lists it in torch.cuda.get_arch_list()"
+        if arch in AMD_WHEEL_TARGETS:
+            fix = f'AMD\'s multi-arch wheels have it: pip install "torch[device-{arch}]" --index-url {AMD_WHEEL_INDEX}'
+        w.append(f"this torch build has no kernels for {arch} (built for {', '.join(f.arch_list) or 'nothing'}): {fix}")
     hip, cuda = f.env.get("HIP_VISIBLE_DEVICES"), f.env.get("CUDA_VISIBLE_DEVICES")
     if hip is not None and cuda is not None and hip != cuda:
         w.append(f"HIP_VISIBLE_DEVICES={hip!r} and CUDA_VISIBLE_DEVICES={cuda!r} disagree: set only one")

@@ -17,6 +17,8 @@ from tests.fakes import (
     MI250X_PCI,
     MI300X_PCI,
     NIC_PCI,
+    RADEON_680M_PCI,
+    RADEON_780M_PCI,
     RADEON_PCI,
     XDNA_NPU_PCI,
     cuda_gpu,
@@ -30,9 +32,10 @@ from tests.fakes import (
 if os.environ.get("MUTANT_UNDER_TEST") == "stats":
     del os.environ["MUTANT_UNDER_TEST"]
 
-# torch.cuda.get_arch_list() of a ROCm 7.x wheel and of a CUDA 13.0 wheel (PyPI torch 2.14.1).
-ROCM_ARCHES = ("gfx900", "gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200",
-               "gfx1201")  # fmt: skip
+# torch.cuda.get_arch_list() of PyTorch's ROCm 7.14 wheel (PYTORCH_ROCM_ARCH in pytorch's .ci/docker/manywheel/build.sh)
+# and of a CUDA 13.0 wheel (PyPI torch 2.14.1).
+ROCM_ARCHES = ("gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1102", "gfx1103",
+               "gfx1200", "gfx1201", "gfx1150", "gfx1151")  # fmt: skip
 CUDA_ARCHES = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")
 ROCM_BUILD = dict(version="2.14.1+rocm7.14", hip="7.14.60001", arch_list=ROCM_ARCHES)
 CUDA_BUILD = dict(version="2.14.1+cu130", cuda="13.0", arch_list=CUDA_ARCHES)
@@ -45,7 +48,7 @@ MI300X = rocm_gpu("AMD Instinct MI300X", "gfx942:sramecc+:xnack-", 9, 4, 191.98)
 MI250X = rocm_gpu("AMD Instinct MI250X/MI250", "gfx90a:sramecc+:xnack-", 9, 0, 63.98)
 RX7900XTX = rocm_gpu("AMD Radeon RX 7900 XTX", "gfx1100", 11, 0, 23.98, warp_size=32)
 RX6900XT = rocm_gpu("AMD Radeon RX 6900 XT", "gfx1030", 10, 3, 15.98, warp_size=32)
-RADEON_780M = rocm_gpu("AMD Radeon 780M", "gfx1103", 11, 0, 16.0, warp_size=32)
+RADEON_680M = rocm_gpu("AMD Radeon 680M", "gfx1035", 10, 3, 8.0, warp_size=32)  # an iGPU: system memory
 H100 = cuda_gpu("NVIDIA H100 80GB HBM3", 9, 0, 79.19)
 
 # name -> (torch as that build answers, what /sys and /dev hold)
@@ -59,8 +62,11 @@ SPECS = {
     "mps": (fake_torch("2.14.1", mps=True), dict()),
     # A CUDA wheel from PyPI on an MI300X machine: no ROCm, no GPU for torch (the MI300X is PCI class 0x1200).
     "cuda_wheel_on_amd": (fake_torch(**CUDA_BUILD), dict(pci=[MI300X_PCI] * 8, kfd=1, dri=1)),
-    # A ROCm wheel on a GPU whose target it was not built for (Radeon 780M iGPU, gfx1103), beside a Ryzen AI NPU.
-    "rocm_missing_arch": (fake_torch(**ROCM_BUILD, gpus=[RADEON_780M]), dict(pci=[RADEON_PCI, XDNA_NPU_PCI], kfd=1)),
+    # PyTorch's ROCm wheel on a GPU whose target it was not built for: a Ryzen 6000 laptop's Radeon 680M (gfx1035).
+    "rocm_missing_arch": (fake_torch(**ROCM_BUILD, gpus=[RADEON_680M]), dict(pci=[RADEON_680M_PCI], kfd=1, dri=1)),
+    # A Ryzen 7 7840U laptop with PyPI's default torch (a CUDA build, no NVIDIA GPU): its Radeon 780M (gfx1103) is
+    # part of the CPU, the lessons run on the CPU. amdgpu is loaded (/dev/kfd, the KFD topology); a Ryzen AI NPU too.
+    "ryzen_laptop": (fake_torch(**CUDA_BUILD), dict(pci=[RADEON_780M_PCI, XDNA_NPU_PCI], kfd=1, dri=1)),
     # The rocm/pytorch image started without --device=/dev/kfd --device=/dev/dri: /sys still shows the GPUs.
     "container_no_kfd": (fake_torch(**ROCM_BUILD), dict(pci=[MI300X_PCI] * 8)),
 }  # fmt: skip

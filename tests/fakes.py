@@ -108,28 +108,42 @@ class PciDevice:
     cls: str  # the sysfs "class" file, e.g. "0x120000"
     vendor: str  # "0x1002" AMD, "0x10de" NVIDIA, "0x1022" AMD (CPU side: NPUs, bridges)
     driver: str | None = None  # the bound kernel driver (sysfs "driver" symlink), None when unbound
+    device: str = "0x0000"  # the sysfs "device" file: the PCI device id
+    gfx_target_version: int = 0  # its KFD topology node's gfx_target_version when amdgpu exposes it, 0: no node
 
 
-# PCI classes (lspci -nn on real machines; ROCM_FACTS.md "Hardware facts"):
-MI300X_PCI = PciDevice("0x120000", "0x1002", "amdgpu")  # "Processing accelerators [1200]", 1002:74a1
-MI250X_PCI = PciDevice("0x038000", "0x1002", "amdgpu")  # "Display controller [0380]", 1002:740c
-RADEON_PCI = PciDevice("0x030000", "0x1002", "amdgpu")  # "VGA compatible controller [0300]", 1002:744c
-H100_PCI = PciDevice("0x030200", "0x10de", "nvidia")  # "3D controller [0302]", 10de:2330
-XDNA_NPU_PCI = PciDevice("0x118000", "0x1022", "amdxdna")  # Ryzen AI NPU (drivers/accel/amdxdna), 1022:17f0
-NIC_PCI = PciDevice("0x020000", "0x15b3", "mlx5_core")  # an InfiniBand adapter
+# PCI classes and ids (lspci -nn on real machines; ROCM_FACTS.md "Hardware facts"; ids from pci.ids):
+MI300X_PCI = PciDevice("0x120000", "0x1002", "amdgpu", "0x74a1", 90402)  # "Processing accelerators [1200]"
+MI250X_PCI = PciDevice("0x038000", "0x1002", "amdgpu", "0x740c", 90010)  # "Display controller [0380]"
+RADEON_PCI = PciDevice("0x030000", "0x1002", "amdgpu", "0x744c", 110000)  # RX 7900 XTX, "VGA compatible [0300]"
+H100_PCI = PciDevice("0x030200", "0x10de", "nvidia", "0x2330")  # "3D controller [0302]"
+XDNA_NPU_PCI = PciDevice("0x118000", "0x1022", "amdxdna", "0x17f0")  # Ryzen AI NPU (drivers/accel/amdxdna)
+NIC_PCI = PciDevice("0x020000", "0x15b3", "mlx5_core", "0x1021")  # an InfiniBand adapter
+# The integrated GPUs of Ryzen APUs: a VGA controller like any Radeon, told apart by device id or KFD target.
+RADEON_780M_PCI = PciDevice("0x030000", "0x1002", "amdgpu", "0x15bf", 110003)  # Phoenix1: Ryzen 7 7840U/HS
+RADEON_680M_PCI = PciDevice("0x030000", "0x1002", "amdgpu", "0x1681", 100305)  # Rembrandt: Ryzen 6000 laptops
 
 
-def make_root(root: Path, pci=(), kfd=False, dri=False) -> Path:
-    """A file tree with /sys/bus/pci/devices/* (class, vendor, driver link) and /dev/kfd, /dev/dri/renderD128."""
+def make_root(root: Path, pci=(), kfd=False, dri=False, kfd_topology=None) -> Path:
+    """A file tree with /sys/bus/pci/devices/* (class, vendor, device, driver link), /dev/kfd, /dev/dri/renderD128,
+    and the KFD topology amdgpu writes (/sys/class/kfd/kfd/topology/nodes/N/properties: node 0 a CPU, then one node
+    per GPU whose driver is amdgpu and gfx_target_version is set). ``kfd_topology`` defaults to ``kfd``: a machine
+    whose driver is loaded has both; a container without --device=/dev/kfd still sees the sysfs topology."""
     devices = root / "sys/bus/pci/devices"
     devices.mkdir(parents=True, exist_ok=True)
+    gpu_nodes = []
     for i, d in enumerate(pci):
         dev = devices / f"0000:{i + 1:02x}:00.0"
         dev.mkdir()
         (dev / "class").write_text(d.cls + "\n")
         (dev / "vendor").write_text(d.vendor + "\n")
+        (dev / "device").write_text(d.device + "\n")
         if d.driver:
             os.symlink(f"../../../bus/pci/drivers/{d.driver}", dev / "driver")
+        if d.driver == "amdgpu" and d.gfx_target_version:
+            gpu_nodes.append(d)
+    if kfd if kfd_topology is None else kfd_topology:
+        write_kfd_topology(root, gpu_nodes)
     (root / "dev").mkdir(exist_ok=True)
     if kfd:
         (root / "dev/kfd").write_text("")
@@ -137,3 +151,16 @@ def make_root(root: Path, pci=(), kfd=False, dri=False) -> Path:
         (root / "dev/dri").mkdir()
         (root / "dev/dri/renderD128").write_text("")
     return root
+
+
+def write_kfd_topology(root: Path, gpus) -> None:
+    """amdkfd's node properties (kfd_topology.c node_show: "%s %u" lines, decimal): a CPU node (gfx_target_version 0,
+    simd_count 0), then the GPUs. Only the keys the course reads, and a few around them, in the driver's order."""
+    nodes = root / "sys/class/kfd/kfd/topology/nodes"
+    cpu = {"cpu_cores_count": 16, "simd_count": 0, "gfx_target_version": 0, "vendor_id": 0, "device_id": 0}
+    gpu_nodes = [{"cpu_cores_count": 0, "simd_count": 304, "gfx_target_version": g.gfx_target_version,
+                  "vendor_id": int(g.vendor, 16), "device_id": int(g.device, 16), "drm_render_minor": 128 + i}
+                 for i, g in enumerate(gpus)]  # fmt: skip
+    for n, props in enumerate([cpu] + gpu_nodes):
+        (nodes / str(n)).mkdir(parents=True)
+        (nodes / str(n) / "properties").write_text("".join(f"{k} {v}\n" for k, v in props.items()))

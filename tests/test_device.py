@@ -10,6 +10,8 @@ from tests.fakes import (
     MI250X_PCI,
     MI300X_PCI,
     NIC_PCI,
+    RADEON_680M_PCI,
+    RADEON_780M_PCI,
     RADEON_PCI,
     XDNA_NPU_PCI,
     PciDevice,
@@ -27,7 +29,8 @@ EXPECTED = {
     "cpu": ("cpu", None, None, []),
     "mps": ("mps", None, None, []),
     "cuda_wheel_on_amd": ("cpu", None, None, ["AMD GPU present", "no ROCm support"]),
-    "rocm_missing_arch": ("rocm", "gfx1103", False, ["no kernels for gfx1103"]),
+    "rocm_missing_arch": ("rocm", "gfx1035", False, ["no kernels for gfx1035"]),
+    "ryzen_laptop": ("cpu", None, None, []),  # the CPU's Radeon 780M: no advice to install a ROCm wheel
     "container_no_kfd": ("cpu", None, None, ["/dev/kfd is missing", "--group-add $(stat -c %g /dev/kfd)"]),
 }
 
@@ -123,6 +126,45 @@ def test_pci_vendors(tmp_path):
     assert hd.pci_gpu_vendors(str(tmp_path / "missing")) == ()
 
 
+def test_kfd_targets_decode_gfx_target_version(tmp_path):
+    """amdkfd writes gfx_target_version as major * 10000 + minor * 100 + stepping, in decimal (kfd_topology.c); the
+    stepping is a hex digit of the target's name (gfx90a: 9, 0, 10)."""
+    ids = [("0x74a1", 90402), ("0x740c", 90010), ("0x15bf", 110003), ("0x1586", 110501), ("0x1681", 100305)]
+    gpus = [PciDevice("0x030000", "0x1002", "amdgpu", dev, v) for dev, v in ids]
+    make_root(tmp_path, pci=gpus, kfd=True)
+    assert hd.kfd_targets(str(tmp_path)) == {"0x74a1": "gfx942", "0x740c": "gfx90a", "0x15bf": "gfx1103",
+                                             "0x1586": "gfx1151", "0x1681": "gfx1035"}  # fmt: skip
+    nodes = tmp_path / "sys/class/kfd/kfd/topology/nodes"
+    assert "gfx_target_version 0\n" in (nodes / "0/properties").read_text()  # node 0, the CPU, is left out
+    (nodes / "9").mkdir()
+    (nodes / "9/properties").write_text("gfx_target_version not-a-number\n")  # a malformed node: skipped
+    assert len(hd.kfd_targets(str(tmp_path))) == 5 and hd.kfd_targets(str(tmp_path / "none")) == {}
+
+
+def test_integrated_gpus_are_told_from_discrete_ones(tmp_path):
+    """A Ryzen APU's Radeon is a VGA controller (class 0x0300) like any Radeon card: the KFD target, or without the
+    amdgpu driver the PCI device id, tells that it is the CPU's integrated GPU."""
+    laptop = make_root(tmp_path / "laptop", pci=[RADEON_780M_PCI, XDNA_NPU_PCI], kfd=True)
+    assert hd.amd_igpus(str(laptop)) == ("gfx1103",)
+    no_driver = make_root(tmp_path / "no_driver", pci=[dataclasses.replace(RADEON_680M_PCI, driver=None)])
+    assert not (no_driver / "sys/class/kfd").exists() and hd.amd_igpus(str(no_driver)) == ("gfx1035",)
+    desktop = make_root(tmp_path / "desktop", pci=[RADEON_PCI, PciDevice("0x030000", "0x1002", "amdgpu", "0x164e",
+                                                                          100306)], kfd=True)  # fmt: skip
+    f = hd.read_facts(fake_torch("2.14.1+cpu"), str(desktop), environ={})
+    assert f.amd_igpus == ("gfx1036",) and f.amd_discrete  # an RX 7900 XTX beside the Ryzen 7000's own graphics
+    assert any("no ROCm support" in w for w in hd.detect(f).warnings)  # the card deserves the ROCm wheel
+    unknown = make_root(tmp_path / "unknown", pci=[PciDevice("0x030000", "0x1002", None, "0x7551")])
+    assert hd.amd_igpus(str(unknown)) == ()  # an id that is not in the APU table: a discrete GPU
+
+
+def test_igpu_advice_names_the_wheel_that_has_the_target():
+    assert "PyTorch's ROCm wheels list gfx1103" in hd.igpu_advice("gfx1103")
+    assert 'pip install "torch[device-gfx1035]"' in hd.igpu_advice("gfx1035")
+    assert "PyTorch's own ROCm wheels have no kernels for gfx1035" in hd.igpu_advice("gfx1035")
+    assert hd.igpu_advice("gfx90c").startswith("no ROCm build of torch ships kernels for gfx90c")
+    assert all("shares the system's memory" in hd.igpu_advice(g) for g in ("gfx1103", "gfx1035", "gfx90c"))
+
+
 def test_pick_device_messages_word_for_word():
     with pytest.raises(hd.DeviceError) as e:
         hd.pick_device("gpu0", facts=MACHINES["mi250x"])
@@ -164,7 +206,7 @@ def test_read_facts_through_fake_builds(tmp_path):
     assert mi300x.dev_kfd and mi300x.dev_dri and not MACHINES["container_no_kfd"].dev_kfd
     assert mi300x.pci_gpu_vendors == ("AMD",) * 8  # class 0x1200, the NIC left out
     assert MACHINES["cuda_wheel_on_amd"].pci_gpu_vendors == ("AMD",) * 8
-    assert MACHINES["rocm_missing_arch"].pci_gpu_vendors == ("AMD",)  # the NPU is not a GPU
+    assert MACHINES["ryzen_laptop"].pci_gpu_vendors == ("AMD",)  # the NPU is not a GPU
     assert MACHINES["cpu"].accelerator is None and MACHINES["mps"].accelerator == "mps"
     assert MACHINES["cuda_wheel_on_amd"].accelerator is None  # built for CUDA, none usable
     old = hd.read_facts(fake_torch("2.5.1+rocm6.2", hip="6.2.41133", gpus=[MI250X], accelerator=False),
@@ -200,10 +242,10 @@ def test_arch_supported_reads_ptx_entries(arch, arch_list, ok):
 
 
 ROCM_VERSIONS = "versions: torch 2.14.1+rocm7.14, HIP 7.14.60001"
-NO_GFX1103 = (
-    "warning: this torch build has no kernels for gfx1103 (built for gfx900, gfx906, gfx908, gfx90a, gfx942, "
-    "gfx950, gfx1030, gfx1100, gfx1101, gfx1200, gfx1201): install a build that lists it in "
-    "torch.cuda.get_arch_list()"
+NO_GFX1035 = (
+    "warning: this torch build has no kernels for gfx1035 (built for gfx908, gfx90a, gfx942, gfx950, gfx1030, "
+    "gfx1100, gfx1101, gfx1102, gfx1103, gfx1200, gfx1201, gfx1150, gfx1151): AMD's multi-arch wheels have it: "
+    'pip install "torch[device-gfx1035]" --index-url https://repo.amd.com/rocm/whl-multi-arch/'
 )
 
 
@@ -213,8 +255,8 @@ NO_GFX1103 = (
     ("h100", ["backend: cuda  device: cuda:0  (NVIDIA H100 80GB HBM3)", "versions: torch 2.14.1+cu130, CUDA 13.0",
               "gpu: 1 x sm_90, 79.2 GiB, in this build: yes"]),
     ("cpu", ["backend: cpu  device: cpu  (CPU)", "versions: torch 2.14.1+cpu"]),
-    ("rocm_missing_arch", ["backend: rocm  device: cuda:0  (AMD Radeon 780M)", ROCM_VERSIONS,
-                           "gpu: 1 x gfx1103, 16.0 GiB, in this build: NO", NO_GFX1103]),
+    ("rocm_missing_arch", ["backend: rocm  device: cuda:0  (AMD Radeon 680M)", ROCM_VERSIONS,
+                           "gpu: 1 x gfx1035, 8.0 GiB, in this build: NO", NO_GFX1035]),
 ])  # fmt: skip
 def test_describe_lines(name, lines):
     assert hd.describe(hd.detect(MACHINES[name])).splitlines() == lines

@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from helpers import doctor
+from helpers.device import detect
 from helpers.doctor import Machine, run_checks
+from helpers.install import Install
 from tests.conftest import MACHINES
 
 GiB = 2**30
@@ -17,14 +19,24 @@ OK_DEV = {"/dev/kfd": "ok", "/dev/dri": "ok"}
 GPU_OPS = {"tiny op": None, "bf16 op": None}
 
 
+SITE = "/opt/venv/lib/python3.12/site-packages"
+# PyTorch's ROCm 7.14 wheel with a system ROCm 7.14 (its hipcc) on bare metal; a PyPI wheel in the course's venv
+ROCM_INSTALL = Install(f"{SITE}/torch", rocm_sdk_core="7.14.0", system_rocm="/opt/rocm/core-7.14",
+                       hipcc="/usr/bin/hipcc")  # fmt: skip
+PYPI_INSTALL = Install("/home/me/course/.venv/lib/python3.12/site-packages/torch")
+
+
 def machine(name, **kw):
     f = MACHINES[name]
     gpu = f.cuda_available
     base = dict(
         facts=f,
+        install=ROCM_INSTALL if f.hip_version else PYPI_INSTALL,
         python=(3, 12, 3),
         dev_access=OK_DEV if f.dev_kfd else {"/dev/kfd": "missing", "/dev/dri": "missing"},
-        groups=("render", "video", "users"),
+        # Ubuntu 24.04 hosts: /dev/kfd and the render nodes belong to render (GID 110 here), video is 44
+        dev_groups={"/dev/kfd": (110, "render"), "/dev/dri": (110, "render")} if f.dev_kfd else {},
+        gids=(44, 110, 1000),
         shm_bytes=8 * GiB,
         op_errors=GPU_OPS,
         # torch.cuda.mem_get_info: (free, total) of the first GPU; free is below total (the runtime keeps some)
@@ -49,11 +61,12 @@ EXPECTED = {
     "mi250x": {"torch build": "PASS", "GPU target in this build": "PASS"},
     "rx7900xtx": {"torch build": "PASS", "GPU target in this build": "PASS"},
     "rx6900xt": {"torch build": "PASS", "GPU target in this build": "PASS"},
-    "h100": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP", "render/video groups": "SKIP"},
+    "h100": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP"},
     "cpu": {"torch build": "WARN", "GPU target in this build": "SKIP", "free GPU memory": "SKIP"},
     "mps": {"torch build": "PASS", "/dev/kfd and /dev/dri": "SKIP"},
     "cuda_wheel_on_amd": {"torch build": "FAIL"},
     "rocm_missing_arch": {"GPU target in this build": "FAIL"},
+    "ryzen_laptop": {"torch build": "WARN", "/dev/kfd and /dev/dri": "SKIP", "torch install": "PASS"},
     "container_no_kfd": {"/dev/kfd and /dev/dri": "FAIL", "torch build": "FAIL"},
 }
 
@@ -85,16 +98,29 @@ def test_broken_torch_is_a_fail_not_a_crash():
 
 
 def test_missing_sys_and_dev_information():
-    m = machine("mi300x", dev_access={}, groups=(), shm_bytes=None, op_errors={}, free_memory=None, torchvision=None)
+    m = machine("mi300x", dev_access={}, gids=(), shm_bytes=None, op_errors={}, free_memory=None, torchvision=None)
     v = verdicts(m)
     assert v["/dev/shm"] == "SKIP" and v["tiny op on the GPU"] == "SKIP" and v["free GPU memory"] == "SKIP"
-    assert v["render/video groups"] == "WARN"  # devices fine, groups unknown
+    assert v["/dev/kfd and /dev/dri"] == "SKIP"
 
 
-def test_permission_denied_without_groups():
-    v = verdicts(machine("mi300x", dev_access={"/dev/kfd": "denied", "/dev/dri": "ok"}, groups=("video",)))
-    assert v["/dev/kfd and /dev/dri"] == "FAIL" and v["render/video groups"] == "FAIL"
-    assert verdicts(machine("mi300x", groups=(), is_root=True))["render/video groups"] == "PASS"
+def test_access_decides_not_group_names():
+    """The container the course starts: the host's GIDs passed by number (--group-add $(stat -c %g /dev/kfd)), names
+    absent in the image. The runtime can open the devices: a PASS, whatever the groups are called (or not)."""
+    numeric = machine("mi300x", dev_groups={"/dev/kfd": (993, None), "/dev/dri/renderD128": (992, None)},
+                      dev_access={"/dev/kfd": "ok", "/dev/dri/renderD128": "ok"}, gids=(992, 993, 1000))  # fmt: skip
+    checks = {c.name: c for c in run_checks(numeric)}
+    assert checks["/dev/kfd and /dev/dri"].status == "PASS" and "render/video groups" not in checks
+    assert not [c for c in checks.values() if c.status in ("WARN", "FAIL")], checks
+    # In render by name, but /dev/kfd still refuses (a host whose kfd belongs to another group): a FAIL
+    denied = machine("mi300x", dev_access={"/dev/kfd": "denied", "/dev/dri": "ok"}, gids=(44, 110),
+                     dev_groups={"/dev/kfd": (993, None), "/dev/dri": (110, "render")})  # fmt: skip
+    c = {c.name: c for c in run_checks(denied)}["/dev/kfd and /dev/dri"]
+    assert c.status == "FAIL" and "group 993, no name in this image" in c.detail and "GIDs 44, 110" in c.detail
+    assert "--group-add 993" in c.fix and "usermod" not in c.fix  # no name to add the user to
+    named = machine("mi300x", dev_access={"/dev/kfd": "denied", "/dev/dri": "ok"}, gids=(44,))
+    c = {c.name: c for c in run_checks(named)}["/dev/kfd and /dev/dri"]
+    assert "--group-add 110" in c.fix and "sudo usermod -aG render $USER" in c.fix
 
 
 def test_hsa_override():
@@ -159,12 +185,13 @@ def test_gather_reads_dev_groups_and_runs_the_ops(monkeypatch):
     """gather() on this machine, with the OS reads replaced by ones that answer differently per path."""
     monkeypatch.setattr(doctor, "_render_node", lambda: "/dev/dri/renderD129")
     monkeypatch.setattr(doctor, "_access", lambda p: {"/dev/kfd": "denied"}.get(p, "ok"))
-    monkeypatch.setattr(doctor, "_groups", lambda: ("video",))
+    monkeypatch.setattr(doctor, "_gids", lambda: (44,))
+    monkeypatch.setattr(doctor, "_owner", lambda p: {"/dev/kfd": (110, "render")}.get(p))
     monkeypatch.setattr(doctor, "_shm", lambda: 3 * GiB)
     m = doctor.gather()
     assert m.dev_access == {"/dev/kfd": "denied", "/dev/dri/renderD129": "ok"}
-    assert m.groups == ("video",) and m.shm_bytes == 3 * GiB and m.torch_error is None
-    assert m.is_root == (os.geteuid() == 0)
+    assert m.gids == (44,) and m.dev_groups == {"/dev/kfd": (110, "render")}
+    assert m.shm_bytes == 3 * GiB and m.torch_error is None
     assert m.op_errors == {"tiny op": None, "bf16 op": None}  # both ran on the CPU and gave 512
     assert m.facts.torch_version == torch.__version__ and m.numpy_error is None
     assert m.torchvision == __import__("torchvision").__version__
@@ -224,7 +251,7 @@ def scenarios():
     mi, cpu = machine("mi300x"), machine("cpu")
     yield (
         "mi300x, /dev/kfd denied, not in render",
-        dataclasses.replace(mi, dev_access={"/dev/kfd": "denied", "/dev/dri/renderD128": "ok"}, groups=("video",)),
+        dataclasses.replace(mi, dev_access={"/dev/kfd": "denied", "/dev/dri/renderD128": "ok"}, gids=(44,)),
     )
     yield "mi300x, devices missing", dataclasses.replace(mi, dev_access={"/dev/kfd": "missing", "/dev/dri": "missing"})
     yield (
@@ -239,8 +266,7 @@ def scenarios():
         "mi300x, override, clash, as root",
         dataclasses.replace(
             mi,
-            is_root=True,
-            groups=(),
+            gids=(0,),
             facts=dataclasses.replace(
                 mi.facts,
                 env={"HSA_OVERRIDE_GFX_VERSION": "9.4.2", "HIP_VISIBLE_DEVICES": "0", "CUDA_VISIBLE_DEVICES": "1"},
@@ -303,7 +329,7 @@ def scenarios():
             ),
         ),
     )
-    yield "nothing readable", dataclasses.replace(mi, dev_access={}, groups=(), shm_bytes=None, op_errors={},
+    yield "nothing readable", dataclasses.replace(mi, dev_access={}, gids=(), shm_bytes=None, op_errors={},
                                                   free_memory=None, torchvision=None)  # fmt: skip
 
 
@@ -334,7 +360,7 @@ def test_a_machine_without_a_hostname_is_this_machine(monkeypatch):
 
 
 def test_the_os_reads(tmp_path, monkeypatch):
-    """_access, _render_node, _shm and _groups on real files, and with the OS answering otherwise."""
+    """_access, _render_node, _shm, _gids and _owner on real files, and with the OS answering otherwise."""
     ok = tmp_path / "kfd"
     ok.write_text("")
     assert doctor._access(str(ok)) == "ok" and doctor._access(str(tmp_path / "none")) == "missing"
@@ -364,16 +390,22 @@ def test_the_os_reads(tmp_path, monkeypatch):
 
     import grp
 
-    assert doctor._groups() == tuple(sorted({grp.getgrgid(g).gr_name for g in os.getgroups()}))
-    monkeypatch.setattr(doctor.os, "getgroups", lambda: [os.getgid(), os.getgid()])
-    assert doctor._groups() == (grp.getgrgid(os.getgid()).gr_name,)
-    monkeypatch.setattr(doctor.os, "getgroups", lambda: [os.getgid(), 2**31 - 7])  # a GID with no name here
-    assert doctor._groups() == tuple(sorted([grp.getgrgid(os.getgid()).gr_name, str(2**31 - 7)]))
+    assert doctor._gids() == tuple(sorted({*os.getgroups(), os.getegid()}))
+    monkeypatch.setattr(doctor.os, "getgroups", lambda: [2**31 - 7, 44, 44])  # duplicates, a GID with no name
+    monkeypatch.setattr(doctor.os, "getegid", lambda: 1000)
+    assert doctor._gids() == (44, 1000, 2**31 - 7)
+    monkeypatch.undo()
+
+    assert doctor._owner(str(ok)) == (os.stat(ok).st_gid, grp.getgrgid(os.stat(ok).st_gid).gr_name)
+    assert doctor._owner(str(tmp_path / "none")) is None
+    real_stat = os.stat
+    monkeypatch.setattr(doctor.os, "stat", lambda p: os.stat_result((*real_stat(p)[:5], 2**31 - 7, *real_stat(p)[6:])))
+    assert doctor._owner(str(ok)) == (2**31 - 7, None)  # a host GID given by number: no name in the image
 
 
 def test_version_parts():
-    assert doctor._version("2.14.1+rocm7.14") == (2, 14) and doctor._version("2.5.0a0+git1234") == (2, 5)
-    assert doctor._version("2.dev") == (2, 0)
+    assert doctor.checks._version("2.14.1+rocm7.14") == (2, 14) and doctor.checks._version("2.5.0a0+git1234") == (2, 5)
+    assert doctor.checks._version("2.dev") == (2, 0)
 
 
 def test_runtime_reads_collect_env(monkeypatch):
@@ -405,11 +437,9 @@ def test_gather_reports_broken_imports_and_who_runs_it(monkeypatch):
 
     monkeypatch.setattr(torch, "from_numpy", from_numpy)
     monkeypatch.setattr(doctor, "_runtime", lambda facts: "HIP runtime (fake)")
-    monkeypatch.setattr(doctor.os, "geteuid", lambda: 1000)
     m = doctor.gather()
     assert m.torchvision is None and m.torchvision_error.startswith("ModuleNotFoundError: import of torchvision")
     assert m.numpy_error == "RuntimeError: Numpy is not available" and m.runtime == "HIP runtime (fake)"
-    assert m.is_root is False
 
 
 def test_python_range_and_a_torch_without_facts():
@@ -440,7 +470,7 @@ def test_a_working_nvidia_gpu_beside_an_amd_igpu_passes():
     checks = {c.name: c for c in run_checks(m)}
     assert checks["torch build"].status == "PASS" and "AMD GPU is on the bus too" in checks["torch build"].detail
     assert not [c for c in checks.values() if c.status == "FAIL"], checks
-    assert not [w for w in doctor.detect(f).warnings if "ROCm" in w]
+    assert not [w for w in detect(f).warnings if "ROCm" in w]
 
 
 def test_gather_survives_a_gpu_it_cannot_use(monkeypatch):
@@ -457,3 +487,65 @@ def test_gather_survives_a_gpu_it_cannot_use(monkeypatch):
     monkeypatch.setattr(doctor, "_run_ops", lambda device: {"tiny op": "RuntimeError: busy or unavailable"})
     m = doctor.gather()
     assert m.free_memory is None and m.op_errors == {"tiny op": "RuntimeError: busy or unavailable"}
+
+
+def test_a_ryzen_laptop_with_pypis_torch_is_ready_and_told_about_its_igpu():
+    """A Ryzen 7 7840U laptop: its Radeon 780M (gfx1103) is part of the CPU. PyPI's torch (a CUDA build) runs the
+    lessons on the CPU: a WARN that names what is true for that GPU, no FAIL, no /dev/kfd check, no advice in
+    describe() to install a ROCm wheel."""
+    checks = {c.name: c for c in run_checks(machine("ryzen_laptop"))}
+    assert not [c for c in checks.values() if c.status == "FAIL"], checks
+    build = checks["torch build"]
+    assert build.status == "WARN" and "integrated GPU (gfx1103)" in build.detail and "run on the CPU" in build.detail
+    assert "PyTorch's ROCm wheels list gfx1103" in build.fix and "torch[device-gfx1103]" in build.fix
+    assert "shares the system's memory" in build.fix
+    kfd = checks["/dev/kfd and /dev/dri"]
+    assert kfd.status == "SKIP" and "CPU's graphics" in kfd.detail
+    assert detect(MACHINES["ryzen_laptop"]).warnings == ()
+
+
+def test_an_integrated_gpu_listed_before_a_card_is_named():
+    """A ROCm wheel on a Ryzen 7000 desktop with an RX 7900 XTX: HIP lists the CPU's Raphael graphics (gfx1036)
+    too, and torch's GPU 0 may be it. The fix names it and the card beside it."""
+    from tests.conftest import ROCM_BUILD, RX7900XTX, simulate
+    from tests.fakes import RADEON_PCI, PciDevice, fake_torch, rocm_gpu
+
+    raphael = rocm_gpu("AMD Radeon Graphics", "gfx1036", 10, 3, 2.0, warp_size=32)
+    raphael_pci = PciDevice("0x030000", "0x1002", "amdgpu", "0x164e", 100306)
+    f = simulate(fake_torch(**ROCM_BUILD, gpus=[raphael, RX7900XTX]), dict(pci=[raphael_pci, RADEON_PCI], kfd=1, dri=1))
+    target = {c.name: c for c in run_checks(machine("rx7900xtx", facts=f))}["GPU target in this build"]
+    assert target.status == "FAIL" and "gfx1036 is the CPU's integrated GPU" in target.fix
+    assert "HIP_VISIBLE_DEVICES=1" in target.fix and "torch[device-gfx1036]" in target.fix
+
+
+def test_torch_install_tells_the_four_ways_apart():
+    from helpers.install import torch_verdict
+
+    mi, h100 = MACHINES["mi300x"], MACHINES["h100"]
+    status, detail, _ = torch_verdict(mi, ROCM_INSTALL, "gfx942", op_failed=False)
+    assert status == "PASS" and detail.startswith("PyTorch's ROCm wheel") and "ROCm 7.14.0 from pip" in detail
+    image = Install(f"{SITE}/torch", amd_build=True, device_packages=("gfx942",), rocm_sdk_core="10.1.0")
+    status, detail, _ = torch_verdict(mi, image, "gfx942", op_failed=False)
+    assert status == "PASS" and "AMD's multi-arch wheel" in detail and "device packages: gfx942" in detail
+    assert "/opt/venv/" in detail  # which Python this is
+    wrong = dataclasses.replace(image, device_packages=("gfx1100",))
+    status, detail, fix = torch_verdict(mi, wrong, "gfx942", op_failed=True)
+    assert status == "FAIL" and "hipErrorInvalidImage" in detail
+    assert fix.startswith('pip install "torch[device-gfx942]" "torchvision[device-gfx942]" --index-url https://')
+    assert torch_verdict(mi, wrong, "gfx942", op_failed=False)[0] == "WARN"  # a generic package may carry them
+    assert torch_verdict(h100, PYPI_INSTALL, "sm_90", False)[1].startswith("a CUDA 13.0 wheel")
+    assert torch_verdict(MACHINES["cpu"], PYPI_INSTALL, None, False)[1].startswith("a CPU-only wheel")
+
+
+def test_rocm_compiler_for_lesson_05():
+    from helpers.install import compiler_verdict
+
+    mi = MACHINES["mi300x"]
+    runtime_only = Install(f"{SITE}/torch", amd_build=True, device_packages=("gfx942",), rocm_sdk_core="10.1.0")
+    status, detail, fix = compiler_verdict(mi, runtime_only)  # the ROCm 10.x images: no rocm-sdk-devel
+    assert status == "WARN" and 'pip install "rocm[devel]" && rocm-sdk init' in fix and "ROCM_HOME=$(rocm-sdk" in fix
+    assert compiler_verdict(mi, dataclasses.replace(runtime_only, rocm_sdk_devel="10.1.0"))[0] == "PASS"
+    assert compiler_verdict(mi, ROCM_INSTALL) == ("PASS", "hipcc: /usr/bin/hipcc", "")
+    assert compiler_verdict(MACHINES["h100"], PYPI_INSTALL)[0] == "SKIP"
+    names = [c.name for c in run_checks(machine("h100"))]
+    assert "ROCm compiler" not in names and "torch install" in names  # an NVIDIA machine is not asked

@@ -99,7 +99,7 @@ def _broken(kind: str, m):
     return {
         "dev denied": lambda: dataclasses.replace(m, dev_access=devices("denied")),
         "dev missing": lambda: dataclasses.replace(m, dev_access=devices("missing")),
-        "no groups": lambda: dataclasses.replace(m, groups=(), is_root=False),
+        "no groups": lambda: dataclasses.replace(m, gids=()),
         "op fails": lambda: dataclasses.replace(m, op_errors={**m.op_errors, "tiny op": "RuntimeError: HIP error"}),
         "bf16 fails": lambda: dataclasses.replace(m, op_errors={**m.op_errors, "bf16 op": "RuntimeError: x"}),
         "torch broken": lambda: dataclasses.replace(m, torch_error="ImportError: libamdhip64.so", facts=None),
