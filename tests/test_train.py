@@ -82,3 +82,25 @@ def test_augmented_digits_items_and_workers():
     assert pickle.loads(pickle.dumps(ds))[0][0].shape == (3, 8, 8)  # what "spawn" workers need
     batches = list(DataLoader(ds, batch_size=2, num_workers=1))
     assert batches[0][0].shape == (2, 3, 8, 8) and batches[0][1].tolist() == [4, 7]
+
+
+def test_ported_script_takes_lesson_02s_dtype_for_its_gpu(monkeypatch):
+    """resnet_portable.py asks helpers.precision.choose_amp_dtype, as lesson 02 teaches: float16 + GradScaler on a GPU
+    without bf16 matrix units (an RX 6900 XT, gfx1030; a T4), not bf16 on every "cuda" device; MPS is a device too."""
+    import importlib.util
+
+    import helpers.device
+    import helpers.precision
+
+    def load(device, dtype):
+        monkeypatch.setattr(helpers.device, "pick_device", lambda: device)
+        monkeypatch.setattr(helpers.precision, "choose_amp_dtype", lambda d: (dtype, f"probed on {d}"))
+        spec = importlib.util.spec_from_file_location("resnet_portable", ASSETS / "resnet_portable.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # the module level only: pick the device and the dtype
+        return module
+
+    rdna2 = load(torch.device("cuda"), torch.float16)  # portcheck: ignore=PC101 (never touched)
+    assert rdna2.device.type == "cuda" and rdna2.AMP_DTYPE == torch.float16
+    assert load(torch.device("mps"), torch.bfloat16).device.type == "mps"
+    assert load(CPU, None).AMP_DTYPE is None

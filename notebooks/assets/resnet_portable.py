@@ -14,13 +14,21 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 from torch import nn
 
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # AMD GPUs are "cuda" too
-AMP_DTYPE = torch.bfloat16 if device.type == "cuda" else None  # bf16 on GPUs: no GradScaler needed
+from helpers.device import pick_device
+from helpers.precision import choose_amp_dtype
+
+device = pick_device()  # an NVIDIA or AMD GPU ("cuda" on both), else Apple's MPS, else the CPU
+# Lesson 02's rule, from a real probe: bf16 where the GPU has bf16 matrix units (no GradScaler), fp16 + GradScaler
+# on GPUs without them (Volta, Turing, RDNA2), float32 on a CPU without bf16 instructions.
+AMP_DTYPE, _ = choose_amp_dtype(device)
 
 
 def gpu_report():
     if device.type == "cuda":
-        print("GPU:", torch.cuda.get_device_name(), f"{torch.cuda.max_memory_allocated() / 2**20:.0f} MiB peak")
+        peak = torch.cuda.max_memory_allocated(device) / 2**20
+        print("GPU:", torch.cuda.get_device_name(device), f"{peak:.0f} MiB peak")
+    elif device.type == "mps":
+        print("GPU: Apple MPS", f"{torch.mps.driver_allocated_memory() / 2**20:.0f} MiB allocated by the driver")
 
 
 def load_data():
