@@ -8,11 +8,16 @@
 
 ``kernel_library(name)`` tells which library a GPU kernel comes from by its name: MIOpen and rocBLAS/hipBLASLt
 on ROCm, cuDNN and cuBLAS on CUDA, Triton kernels from ``torch.compile``, PyTorch's own ATen kernels.
+``conv_layout(device, dtype, env)`` profiles one channels_last convolution in a fresh process (lesson 02).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 
 from torch.autograd import DeviceType
@@ -89,3 +94,43 @@ def figure(rows: list[Row], title: str):
     fig.tight_layout()
     plt.close(fig)  # the notebook shows it with display(fig)
     return fig
+
+
+def conv_layout(device: str, dtype: str = "float32", env: dict | None = None, timeout: float = 300) -> dict:
+    """Lesson 02: one channels_last convolution, profiled in a fresh Python with ``env`` added to this one's.
+
+    Returns ``{"copies": n, "output_channels_last": bool, "kernels": [names]}``: the layout copies torch made around
+    the convolution (``aten::copy_`` ops), whether its output kept the layout, and its GPU kernels. A fresh process,
+    because torch 2.5-2.8 read ``PYTORCH_MIOPEN_SUGGEST_NHWC`` once, at the first convolution; 2.9 and newer on every
+    call (ATen/native/ConvUtils.h). Where it is off, ROCm builds hand MIOpen NCHW tensors: the input and weight are
+    copied into NCHW first and the output comes back NCHW.
+    """
+    r = subprocess.run([sys.executable, "-m", "helpers.profile", device, dtype], env={**os.environ, **(env or {})},
+                       capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    if r.returncode != 0:
+        raise RuntimeError(f"the profiling process failed: {(r.stderr.strip().splitlines() or ['no output'])[-1]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _profile_one_conv(device: str, dtype: str) -> dict:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    dev, dt = torch.device(device), getattr(torch, dtype)
+    x = torch.randn(4, 64, 28, 28, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3, device=dev, dtype=dt).to(memory_format=torch.channels_last)
+    torch.nn.functional.conv2d(x, w)  # the first call: MIOpen's find step, kernel loading
+    gpu = dev.type == "cuda"
+    with profile(activities=[ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])) as prof:
+        y = torch.nn.functional.conv2d(x, w)
+        if gpu:
+            torch.cuda.synchronize(dev)
+    return {
+        "copies": sum(e.count for e in prof.key_averages() if e.key == "aten::copy_"),
+        "output_channels_last": y.is_contiguous(memory_format=torch.channels_last),
+        "kernels": [row.name for row in top(prof, n=4, kernels=True)] if gpu else [],
+    }
+
+
+if __name__ == "__main__":  # the process conv_layout() starts: python -m helpers.profile DEVICE DTYPE
+    print(json.dumps(_profile_one_conv(sys.argv[1], sys.argv[2])))

@@ -305,3 +305,22 @@ def test_runtime_gpus_that_torch_cannot_index_are_no_gpu(tmp_path):
     f = hd.read_facts(t, str(make_root(tmp_path, kfd=True, dri=True)), environ={"HIP_VISIBLE_DEVICES": ""})
     assert f.gpus == () and not f.cuda_available and f.accelerator == "cuda"
     assert hd.detect(f).backend == "cpu" and hd.pick_device("auto", f) == torch.device("cpu")
+
+
+def test_memory_gib_is_what_a_lesson_sizes_its_work_by():
+    """A GPU's total memory (get_device_properties(device), torch/cuda/__init__.py), a Mac's recommended working set
+    (torch.mps.recommended_max_memory, torch >= 2.5), nothing for the CPU."""
+    from types import SimpleNamespace
+
+    from tests.conftest import MI300X
+
+    seen = []
+    fake = SimpleNamespace(
+        cuda=SimpleNamespace(get_device_properties=lambda d: seen.append(d) or MI300X),
+        mps=SimpleNamespace(recommended_max_memory=lambda: 5 * 2**30 + 2**29),  # an 8 GB Mac: about 5.5 GiB
+    )
+    gpu1 = torch.device("cuda", 1)  # portcheck: ignore=PC101 (never touched: torch is faked)
+    assert round(hd.memory_gib(gpu1, fake), 2) == 191.98 and seen == [gpu1]
+    assert hd.memory_gib(torch.device("mps"), fake) == 5.5
+    assert hd.memory_gib(torch.device("mps"), SimpleNamespace(mps=SimpleNamespace())) is None  # an older torch
+    assert hd.memory_gib(torch.device("cpu"), fake) is None

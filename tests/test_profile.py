@@ -102,3 +102,27 @@ def test_table_shortens_long_names_and_figure_orders_bars():
     fig = figure(rows, "kernels")
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
     assert labels == ["Cijk_Ailk_Bljk_SB_MT64x64x16", "naive_conv_fwd_nchw"]  # the largest on top
+
+
+def test_conv_layout_runs_one_convolution_in_a_fresh_process_with_its_environment(monkeypatch):
+    """Lesson 02's NHWC check: the child sees the variables it is given (torch 2.5-2.8 read them once per process),
+    answers in JSON, and a child that fails is a clear error, not a JSONDecodeError."""
+    import subprocess
+
+    from helpers import profile
+
+    r = profile.conv_layout("cpu", "float32", {"PYTORCH_MIOPEN_SUGGEST_NHWC": "0"})
+    assert r == {"copies": 0, "output_channels_last": True, "kernels": []}  # oneDNN takes NHWC as it comes
+    seen = {}
+
+    def run(cmd, env, **kw):
+        seen.update(cmd=cmd, env=env)
+        return subprocess.CompletedProcess(
+            cmd, 1, "", "Traceback ...\nRuntimeError: Found no NVIDIA driver on your system."
+        )
+
+    monkeypatch.setattr(profile.subprocess, "run", run)
+    with pytest.raises(RuntimeError, match="the profiling process failed: RuntimeError: Found no NVIDIA driver"):
+        profile.conv_layout("cuda", "bfloat16", {"PYTORCH_MIOPEN_SUGGEST_NHWC": "1"})
+    assert seen["cmd"][1:] == ["-m", "helpers.profile", "cuda", "bfloat16"]
+    assert seen["env"]["PYTORCH_MIOPEN_SUGGEST_NHWC"] == "1" and "PATH" in seen["env"]
