@@ -102,9 +102,9 @@ RULES = (
         "absent, built for another ROCm release, or shadowed by LD_LIBRARY_PATH fails with 'cannot open shared object "
         "file' or 'undefined symbol'.",
         (
-            "Wheels from PyTorch's ROCm index bring their own ROCm libraries: remove LD_LIBRARY_PATH entries that "
-            "point "
-            "at another /opt/rocm-X.Y and retry",
+            "Wheels from PyTorch's ROCm index bring their own ROCm libraries (ROCm 7.14+: as pip packages, "
+            "rocm-sdk-*): remove LD_LIBRARY_PATH entries that point at another ROCm (/opt/rocm-X.Y, or "
+            "/opt/rocm/core-X.Y from ROCm 7.14 on) and retry",
             "Keep one ROCm per environment: the wheel's index (rocmX.Y), or the rocm/pytorch image, not both mixed",
             "python -c \"import torch, os; print(os.listdir(os.path.join(os.path.dirname(torch.__file__), 'lib')))\"",
         ),
@@ -289,6 +289,8 @@ RULES = (
             'python -c "import torch; print(torch.cuda.get_arch_list())"  # targets in the build',
             "rocminfo | grep -m1 -o 'gfx[0-9a-f]*'  # the GPU's target",
             "Install a build that lists the target; for your own extensions set PYTORCH_ROCM_ARCH=<gfx target>",
+            "AMD's multi-arch wheels take the GPU's kernels from an extra: pip install \"torch[device-gfxNNNN]\" "
+            '"torchvision[device-gfxNNNN]" --index-url https://repo.amd.com/rocm/whl-multi-arch/ (NNNN from rocminfo)',
             "HSA_OVERRIDE_GFX_VERSION (e.g. 11.0.0) only as a last resort on consumer GPUs; unset it on Instinct GPUs",
         ),
         ROCM_GPUS,
@@ -793,7 +795,8 @@ RULES = (
             r"was built using hcc",  # HCC-era hipcc: HIP and the compiler are from different releases
             r"nvcc was not found",
             r"bin/hipcc: ",  # the shell cannot run hipcc (not installed there), in any language
-            r"CUDA_HOME",
+            # torch.utils.cpp_extension's _join_cuda_home, and _join_rocm_home's twin text where it found no ROCm
+            r"CUDA_HOME|ROCM_HOME environment variable is not set",
             r"nvcc(: not found| not found|: command not found)",
             r"errors? generated when compiling for",
             r"warning: \S+\.(cu|cuh):#\d+ : ",  # hipify-perl: CUDA code it could not translate
@@ -812,6 +815,8 @@ RULES = (
             "python -m helpers.portcheck csrc/   # the warp-32 masks, PTX and CUDA-only libraries it will trip on",
             "Set PYTORCH_ROCM_ARCH to your GPU's target (rocminfo | grep gfx); include <hip/hip_runtime.h>, not "
             "cuda_runtime.h",
+            'ROCm from pip (no /opt/rocm): pip install "rocm[devel]" && rocm-sdk init && export ROCM_HOME=$(rocm-sdk '
+            "path --root): headers such as hipblas/hipblas.h and the compilers are in rocm[devel] (pytorch#196503)",
         ),
         "https://rocm.docs.amd.com/projects/HIPIFY/en/latest/",
     ),

@@ -669,3 +669,14 @@ def test_a_missing_header_is_a_port_problem_only_when_it_is_a_gpu_or_torch_heade
     assert d.category == category
     if category == "unknown":
         assert d.title.startswith("A header of a library other than CUDA, HIP or torch") and "development" in d.fix[0]
+
+
+def test_the_four_ways_of_installing_get_their_own_advice():
+    """ROCm from pip has no /opt/rocm (extensions need rocm[devel] and rocm-sdk init, pytorch#196503); AMD's
+    multi-arch wheels take a GPU's kernels from its device extra; ROCm 7.14+ installs live in /opt/rocm/core-X.Y."""
+    rocm_home = diagnose("OSError: ROCM_HOME environment variable is not set. Please set it to your ROCm install root.")
+    assert rocm_home.category == "extension_build" and any('pip install "rocm[devel]"' in f for f in rocm_home.fix)
+    image = diagnose("torch.AcceleratorError: CUDA error: device kernel image is invalid")  # TheRock#6997's text
+    assert image.category == "arch_not_supported" and any("torch[device-gfxNNNN]" in f for f in image.fix)
+    lib = diagnose("ImportError: libamdhip64.so.7: cannot open shared object file: No such file or directory")
+    assert lib.category == "shared_lib_load" and any("/opt/rocm/core-X.Y" in f for f in lib.fix)
