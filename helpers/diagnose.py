@@ -1000,12 +1000,17 @@ _REPORTS_ERROR = re.compile(r"error|exception|fail|fatal|abort", re.I)
 _SPAN = 1000  # the most characters a pattern may span across lines (F.conv2d( ... launch failure does)
 
 
+# Terminal colours: Python 3.13+ colours its tracebacks where FORCE_COLOR is set (ipykernel sets it for the processes
+# a notebook starts), as many tools do; the words between the codes are what the rules read.
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def _text(error) -> str:
     if isinstance(error, BaseException):
         return "".join(traceback.format_exception(type(error), error, error.__traceback__))
     if isinstance(error, bytes):
-        return error.decode("utf-8", "replace")
-    return str(error)
+        return _ANSI.sub("", error.decode("utf-8", "replace"))
+    return _ANSI.sub("", str(error))
 
 
 def _found(rule: Rule, line: str) -> Diagnosis:
@@ -1067,7 +1072,7 @@ def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
     """
     best, best_line, tail, chunk, size = len(RULES), "", deque(maxlen=200), [], 0
     for raw in lines:
-        line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        line = _ANSI.sub("", raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw))
         tail.append(line)
         chunk.append(line if line.endswith("\n") else line + "\n")
         size += len(line)

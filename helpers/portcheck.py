@@ -1220,7 +1220,8 @@ def scan_python(path: str, data: bytes) -> list[Finding]:
     try:
         out = [_finding(path, lines, *f) for f in _PyScan(path, source, tree).run()]
     except RecursionError:  # (an expression nested thousands deep, such as f()()()...: parsed, too deep to walk)
-        return [Finding(path, 1, 1, "PC900", "error", "file could not be scanned: an expression nested too deeply", "")]
+        why = "file could not be scanned: RecursionError: an expression nested too deeply"  # (3.13+ parses it)
+        return [Finding(path, 1, 1, "PC900", "error", why, "")]
     if os.path.basename(path) == "setup.py":
         out += scan_build(path, source) + _cuda_only_setup(path, lines, tree)
     return sorted({f for f in out if f}, key=lambda f: (f.line, f.col, f.rule))

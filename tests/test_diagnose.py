@@ -680,3 +680,20 @@ def test_the_four_ways_of_installing_get_their_own_advice():
     assert image.category == "arch_not_supported" and any("torch[device-gfxNNNN]" in f for f in image.fix)
     lib = diagnose("ImportError: libamdhip64.so.7: cannot open shared object file: No such file or directory")
     assert lib.category == "shared_lib_load" and any("/opt/rocm/core-X.Y" in f for f in lib.fix)
+
+
+def test_coloured_tracebacks_read_like_plain_ones(tmp_path):
+    """Python 3.13+ colours tracebacks where FORCE_COLOR is set (ipykernel sets it for a notebook's child processes):
+    the escape codes sit between the words the rules read. Text, bytes and a log read line by line alike."""
+    plain = "RuntimeError: HIP error: invalid device function\nFor debugging consider passing AMD_SERIALIZE_KERNEL=3"
+    coloured = ("\x1b[1;35mRuntimeError\x1b[0m: \x1b[35mHIP error: invalid device function\x1b[0m\n"
+                "For debugging consider passing AMD_SERIALIZE_KERNEL=3")  # fmt: skip
+    want = diagnose(plain)
+    assert want.category == "arch_not_supported"
+    assert diagnose(coloured) == want and diagnose(coloured.encode()) == want
+    assert diagnose_lines(coloured.splitlines(keepends=True)) == want
+    assert (
+        diagnose("\x1b[1;35mIndexError\x1b[0m: \x1b[35mboom\x1b[0m")
+        .fix[0]
+        .startswith("Search the issue trackers for: 'IndexError: boom'")
+    )
