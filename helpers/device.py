@@ -147,24 +147,34 @@ def pci_gpu_vendors(root: str = "/sys/bus/pci/devices") -> tuple[str, ...]:
     return tuple(vendor for vendor, _ in _pci_gpus(root))
 
 
-def kfd_targets(root: str = "/") -> dict[str, str]:
-    """PCI device id -> gfx target of each GPU the amdgpu driver exposes: the KFD topology in sysfs
-    (``/sys/class/kfd/kfd/topology/nodes/N/properties``: one "key value" per line, in decimal;
-    ``gfx_target_version`` is major * 10000 + minor * 100 + stepping, 0 on CPU nodes; amdkfd's kfd_topology.c).
+def kfd_gpus(root: str = "/") -> list[dict]:
+    """The GPUs the amdgpu driver exposes, from the KFD topology in sysfs (``/sys/class/kfd/kfd/topology/nodes/N/
+    properties``: one "key value" per line, in decimal; amdkfd's kfd_topology.c). Each: its KFD ``node`` (the
+    "GPU node-N" of a memory fault), ``gfx`` target, PCI ``device_id`` and ``render_node`` (/dev/dri/renderD<minor>:
+    what to pass into a container to give it this GPU alone, lesson 00). CPU nodes (gfx_target_version 0) are left out.
 
-        90402 -> gfx942, 90010 -> gfx90a, 110003 -> gfx1103
+    gfx_target_version is major * 10000 + minor * 100 + stepping: 90402 -> gfx942, 90010 -> gfx90a, 110003 -> gfx1103.
     """
-    out = {}
+    out = []
     for path in sorted(glob.glob(os.path.join(root, "sys/class/kfd/kfd/topology/nodes/*/properties"))):
         try:
             with open(path) as f:
-                props = dict(line.split()[:2] for line in f if len(line.split()) >= 2)
-            v, device = int(props.get("gfx_target_version", 0)), int(props.get("device_id", 0))
+                props = {k: int(v) for k, v, *_ in (line.split() for line in f if len(line.split()) >= 2)}
         except (OSError, ValueError):
             continue
+        v = props.get("gfx_target_version", 0)
         if v:
-            out[f"0x{device:04x}"] = f"gfx{v // 10000}{v // 100 % 100:x}{v % 100:x}"
-    return out
+            out.append({"node": int(os.path.basename(os.path.dirname(path))),
+                        "gfx": f"gfx{v // 10000}{v // 100 % 100:x}{v % 100:x}",
+                        "device_id": f"0x{props.get('device_id', 0):04x}",
+                        "render_node": f"/dev/dri/renderD{props['drm_render_minor']}" if "drm_render_minor" in props
+                        else None})  # fmt: skip
+    return sorted(out, key=lambda g: g["node"])
+
+
+def kfd_targets(root: str = "/") -> dict[str, str]:
+    """PCI device id -> gfx target of each GPU in the KFD topology (:func:`kfd_gpus`)."""
+    return {g["device_id"]: g["gfx"] for g in kfd_gpus(root)}
 
 
 def amd_igpus(root: str = "/") -> tuple[str, ...]:

@@ -136,6 +136,8 @@ def test_kfd_targets_decode_gfx_target_version(tmp_path):
                                              "0x1586": "gfx1151", "0x1681": "gfx1035"}  # fmt: skip
     nodes = tmp_path / "sys/class/kfd/kfd/topology/nodes"
     assert "gfx_target_version 0\n" in (nodes / "0/properties").read_text()  # node 0, the CPU, is left out
+    gpus = hd.kfd_gpus(str(tmp_path))  # node 1 is the first GPU, its render node what a container is given
+    assert [(g["node"], g["render_node"]) for g in gpus][:2] == [(1, "/dev/dri/renderD128"), (2, "/dev/dri/renderD129")]
     (nodes / "9").mkdir()
     (nodes / "9/properties").write_text("gfx_target_version not-a-number\n")  # a malformed node: skipped
     assert len(hd.kfd_targets(str(tmp_path))) == 5 and hd.kfd_targets(str(tmp_path / "none")) == {}

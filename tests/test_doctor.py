@@ -301,11 +301,13 @@ def scenarios():
     yield (
         "torch import fails (known)",
         Machine(
+            python=(3, 12, 3),  # not this machine's: the snapshot is the same under every Python
             torch_error="ImportError: libamdhip64.so.7: cannot open shared object file: No such file or directory",
             shm_bytes=8 * GiB,
         ),
     )
-    yield "torch import fails (unknown)", Machine(torch_error="ImportError: something else", shm_bytes=None)
+    yield "torch import fails (unknown)", Machine(python=(3, 12, 3), torch_error="ImportError: something else",
+                                                  shm_bytes=None)  # fmt: skip
     yield "rocm build, /sys not mounted", machine("container_no_kfd", facts=dataclasses.replace(
         MACHINES["container_no_kfd"], pci_gpu_vendors=()))  # fmt: skip
     yield "mi300x, exactly 2 GiB free", dataclasses.replace(mi, free_memory=(2 * GiB, 192 * GiB))
@@ -443,7 +445,10 @@ def test_gather_reports_broken_imports_and_who_runs_it(monkeypatch):
 
 
 def test_python_range_and_a_torch_without_facts():
-    assert verdicts(machine("cpu", python=(3, 13, 1)))["Python"] == "WARN"  # tested on 3.11-3.12 only
+    assert verdicts(machine("cpu", python=(3, 13, 1)))["Python"] == "PASS"  # tested on 3.11-3.13
+    assert verdicts(machine("cpu", python=(3, 14, 0)))["Python"] == "WARN"
+    old = {c.name: c for c in run_checks(machine("cpu", python=(3, 10, 12)))}["Python"]  # the py3.10 ROCm images
+    assert old.status == "WARN" and "need 3.11 or newer" in old.fix
     checks = run_checks(Machine())  # neither an import error nor facts: torch is there but unusable
     assert [(c.name, c.status, c.detail) for c in checks if c.name == "import torch"] == [
         ("import torch", "FAIL", "torch unusable")

@@ -173,8 +173,10 @@ def gather() -> Machine:
 def run_checks(m: Machine) -> list[Check]:
     """All verdicts for machine ``m``; never raises on missing information."""
     py = ".".join(map(str, m.python))
-    py_ok = (3, 11) <= tuple(m.python[:2]) <= (3, 12)
-    checks = [Check("Python", "PASS" if py_ok else "WARN", py, "" if py_ok else "the course is tested on 3.11-3.12")]
+    py_ok = (3, 11) <= tuple(m.python[:2]) <= (3, 13)
+    fix = "the course is tested on 3.11-3.13" + (": its pinned numpy, matplotlib and scikit-learn need 3.11 or newer"
+                                                  if tuple(m.python[:2]) < (3, 11) else "")  # fmt: skip
+    checks = [Check("Python", "PASS" if py_ok else "WARN", py, "" if py_ok else fix)]
     if m.torch_error or m.facts is None:
         from helpers.diagnose import diagnose
 
