@@ -9,8 +9,9 @@ ARG COURSE_USER=ubuntu
 ARG USER_UID=1000
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # COURSE_SYSTEM_PYTHON=1 tells the Makefile to use this image's python3 and its ROCm torch: no .venv, no torch install.
-# PIP_BREAK_SYSTEM_PACKAGES: bases whose torch lives in the system Python (ROCm 10.x images) carry Ubuntu's
-# "externally managed" marker; the image is that Python's only user, and the constraints keep its torch.
+# PIP_BREAK_SYSTEM_PACKAGES: for a base whose torch lives in Ubuntu's system Python, which carries the "externally
+# managed" marker (PEP 668); the image is that Python's only user, and the constraints keep its torch. It changes
+# nothing where the Python is a venv (/opt/venv in the ROCm 10.x tags) or a conda env (older tags).
 ENV COURSE_SYSTEM_PYTHON=1 \
     PIP_BREAK_SYSTEM_PACKAGES=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
