@@ -124,6 +124,8 @@ def compare(
     """
     import matplotlib.pyplot as plt
 
+    if not results:
+        raise ValueError("nothing to compare: every row was skipped (see the notes printed above)")
     extra = extra or {}
     base = next((r for r in results if r.label == baseline), results[0])
     head = ["variant", "ms / step", "items / s", "speed-up", "peak memory (MB)", *extra]

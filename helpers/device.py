@@ -239,6 +239,20 @@ def memory_gib(device, torch=None) -> float | None:
     return None
 
 
+def with_index(device, torch=None):
+    """The device with its GPU index spelled out: an index-less ``cuda`` is torch's *current* GPU here, but GPU 0 in a
+    child process, so hand children this (lessons 02 and 04). Other devices come back as they are.
+
+        >>> with_index(torch.device("cpu"))
+        device(type='cpu')
+    """
+    if torch is None:
+        import torch
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
     """The one seam that reads torch and the OS (tests pass a fake ``torch``, ``root`` file tree and ``environ``)."""
     if torch is None:

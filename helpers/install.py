@@ -3,8 +3,8 @@
 1. PyTorch's own index: ``pip install torch torchvision --index-url https://download.pytorch.org/whl/rocm7.14``.
    Its ROCm 7.14 wheels bring ROCm itself as pip packages (``rocm[libraries,device-all]``, pytorch#191688).
 2. AMD's multi-arch wheels (TheRock): ``pip install "torch[device-gfx942]" --index-url <AMD's index>``; the extra
-   installs ``amd-torch-device-gfx942``, this GPU's kernels. Without it kernel launches fail with
-   ``hipErrorInvalidImage`` (ROCm/TheRock#7839).
+   installs ``amd-torch-device-gfx942``, this GPU's kernels (the wheel's metadata lists the ``device-*`` extras).
+   Without it kernel launches fail with ``hipErrorInvalidImage`` (ROCm/TheRock#7839).
 3. ROCm from pip (``rocm``, ``rocm-sdk-core``, ``rocm-sdk-devel``, the ``rocm-sdk`` command): no ``/opt/rocm`` at
    all; building an extension needs ``rocm[devel]`` and ``rocm-sdk init`` (pytorch#196503).
 4. The ``rocm/pytorch`` image: all of it preinstalled (ROCm 10.x tags: a venv in ``/opt/venv``).
@@ -29,7 +29,7 @@ from helpers.device import AMD_WHEEL_INDEX, Facts
 @dataclass(frozen=True)
 class Install:
     torch_dir: str  # where this Python's torch lives (.venv/..., /opt/venv/... in the ROCm 10.x images)
-    amd_build: bool = False  # AMD's multi-arch build: TheRock adds torch/_rocm_init.py, which sets up ROCm from pip
+    amd_build: bool = False  # AMD's multi-arch torch: its metadata offers the [device-gfxNNNN] extras
     device_packages: tuple[str, ...] = ()  # gfx targets of the amd-torch-device-gfx* packages installed
     rocm_sdk_core: str | None = None  # version of ROCm from pip (rocm-sdk-core), None when not installed
     rocm_sdk_devel: str | None = None  # rocm-sdk-devel: headers and compilers for building extensions
@@ -43,16 +43,18 @@ def read_install(torch=None, root: str = "/") -> Install:
 
     if torch is None:
         import torch
-    names = {}
+    names, extras = {}, []
     for d in metadata.distributions():
         name = (d.metadata["Name"] or "").lower().replace("_", "-")
         names[name] = d.version
+        if name == "torch":  # AMD's torch offers torch[device-gfx942]; PyTorch's own ROCm wheels have no such extra
+            extras = d.metadata.get_all("Provides-Extra") or []
     torch_dir = os.path.dirname(torch.__file__)
     core, opt = os.path.join(root, "opt/rocm/core"), os.path.join(root, "opt/rocm")
     system = os.path.realpath(core) if os.path.exists(core) else (os.path.realpath(opt) if os.path.isdir(opt) else None)
     return Install(
         torch_dir=torch_dir,
-        amd_build=os.path.exists(os.path.join(torch_dir, "_rocm_init.py")),
+        amd_build=any(e.startswith("device-") for e in extras),
         device_packages=tuple(
             sorted(n.removeprefix("amd-torch-device-") for n in names if n.startswith("amd-torch-device-gfx"))
         ),

@@ -86,6 +86,16 @@ def asserts_amp_speedup(arch: str | None) -> bool:
     return arch.startswith("sm_") or arch.startswith(("gfx90a", "gfx94", "gfx95"))
 
 
+# MIOpen's NHWC path (PYTORCH_MIOPEN_SUGGEST_NHWC=1): faster on Instinct, measured slower on Radeon RDNA3, which is why
+# torch 2.11 made it opt-in again (pytorch#170764; pytorch#170947 proposed it for gfx90a, gfx942 and gfx950 only).
+MIOPEN_NHWC = {"PYTORCH_MIOPEN_SUGGEST_NHWC": "1", "PYTORCH_MIOPEN_SUGGEST_NHWC_BATCHNORM": "1"}
+
+
+def suggests_nhwc(arch: str | None) -> bool:
+    """Do lessons 02 and 03 turn on MIOpen's NHWC path for this GPU target? On AMD Instinct (gfx90a, gfx94x, gfx95x)."""
+    return bool(arch) and arch.startswith(("gfx90a", "gfx94", "gfx95"))
+
+
 def recommend_amp_dtype(backend: str, works: dict, cpu_bf16: bool | None = False, arch: str | None = None):
     """The decision, as a pure function: (dtype or None, reason). ``None`` means stay in float32.
 

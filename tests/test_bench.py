@@ -128,3 +128,12 @@ def test_mps_is_synchronised_too(monkeypatch):
 def test_measure_counts_one_item_per_step_by_default():
     r = measure(lambda: None, label="noop", min_run_time=0.01)
     assert abs(r.items_per_s * r.median_s - 1.0) < 1e-9
+
+
+def test_compare_of_nothing_says_why():
+    """A lesson whose rows were all skipped (FIRST_STEP_BUDGET spent on a cold MIOpen cache) gets a sentence, not an
+    IndexError from results[0]."""
+    import pytest
+
+    with pytest.raises(ValueError, match="every row was skipped"):
+        compare([])

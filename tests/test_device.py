@@ -326,3 +326,13 @@ def test_memory_gib_is_what_a_lesson_sizes_its_work_by():
     assert hd.memory_gib(torch.device("mps"), fake) == 5.5
     assert hd.memory_gib(torch.device("mps"), SimpleNamespace(mps=SimpleNamespace())) is None  # an older torch
     assert hd.memory_gib(torch.device("cpu"), fake) is None
+
+
+def test_with_index_names_the_current_gpu_for_a_child_process():
+    """An index-less "cuda" is the current GPU in this process and GPU 0 in a fresh one: children get the index."""
+    from types import SimpleNamespace
+
+    fake = SimpleNamespace(device=torch.device, cuda=SimpleNamespace(current_device=lambda: 3))
+    assert hd.with_index(torch.device("cuda"), fake) == torch.device("cuda", 3)  # portcheck: ignore=PC101
+    assert hd.with_index(torch.device("cuda", 1), fake) == torch.device("cuda", 1)  # portcheck: ignore=PC101
+    assert hd.with_index(torch.device("mps"), fake) == torch.device("mps")

@@ -6,23 +6,32 @@ from types import SimpleNamespace
 from helpers import install
 
 
-class Dist:
-    """importlib.metadata.Distribution: .metadata["Name"] as the wheel spells it, .version."""
+class Metadata(dict):
+    """A distribution's METADATA: one value per key, get_all() for keys that repeat (Provides-Extra)."""
 
-    def __init__(self, name, version):
-        self.metadata, self.version = {"Name": name}, version
+    def get_all(self, key, failobj=None):
+        return self.get("_all", {}).get(key, failobj)
+
+
+class Dist:
+    """importlib.metadata.Distribution: .metadata["Name"] as the wheel spells it, .version, its extras."""
+
+    def __init__(self, name, version, extras=None):
+        self.metadata = Metadata({"Name": name, "_all": {"Provides-Extra": extras} if extras else {}})
+        self.version = version
 
 
 def test_read_install_on_an_amd_multi_arch_venv(tmp_path, monkeypatch):
-    """What a ROCm 10.x image (or pip install "torch[device-gfx942]" from AMD's index) leaves: TheRock's
-    torch/_rocm_init.py, the device packages, ROCm from pip; and /opt/rocm/core -> /opt/rocm/core-10.1."""
+    """What a ROCm 10.x image (or pip install "torch[device-gfx942]" from AMD's index) leaves: a torch whose metadata
+    offers the device-* extras, the device packages, ROCm from pip; and /opt/rocm/core -> /opt/rocm/core-10.1."""
     torch_dir = tmp_path / "venv/site-packages/torch"
     torch_dir.mkdir(parents=True)
     (torch_dir / "__init__.py").write_text("")
-    (torch_dir / "_rocm_init.py").write_text("")
+    (torch_dir / "_rocm_init.py").write_text("")  # PyTorch's own ROCm 7.14 wheels may ship it too (pytorch#191625)
     (tmp_path / "opt/rocm/core-10.1").mkdir(parents=True)
     os.symlink(tmp_path / "opt/rocm/core-10.1", tmp_path / "opt/rocm/core")
-    dists = [Dist("torch", "2.14.0+rocm10.1.0"), Dist("amd_torch_device_gfx942", "2.14.0"),
+    dists = [Dist("torch", "2.14.0+rocm10.1.0", ["device-all", "device-gfx942", "device-gfx950"]),
+             Dist("amd_torch_device_gfx942", "2.14.0"),
              Dist("amd-torch-device-gfx950", "2.14.0"), Dist("rocm-sdk-core", "10.1.0"),
              Dist("numpy", "2.4.6")]  # fmt: skip
     monkeypatch.setattr("importlib.metadata.distributions", lambda: dists)
@@ -38,7 +47,8 @@ def test_read_install_on_a_pypi_venv_and_an_old_opt_rocm(tmp_path, monkeypatch):
     torch_dir = tmp_path / "torch"
     torch_dir.mkdir()
     (tmp_path / "opt/rocm").mkdir(parents=True)  # before ROCm 7.14: /opt/rocm itself
-    monkeypatch.setattr("importlib.metadata.distributions", lambda: [Dist("torch", "2.14.1+cu130")])
+    (torch_dir / "_rocm_init.py").write_text("")  # not AMD's build for that: it has no device-* extras
+    monkeypatch.setattr("importlib.metadata.distributions", lambda: [Dist("torch", "2.14.1+rocm7.14", ["optree"])])
     monkeypatch.setattr(install.shutil, "which", lambda name: "/opt/rocm/bin/hipcc" if name == "hipcc" else None)
     got = install.read_install(SimpleNamespace(__file__=str(torch_dir / "__init__.py")), root=str(tmp_path))
     assert not got.amd_build and got.device_packages == () and got.rocm_sdk_core is None

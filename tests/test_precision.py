@@ -204,3 +204,12 @@ ASSERTED = [("sm_80", True), ("sm_90", True), ("sm_120", True), ("sm_75", False)
 @pytest.mark.parametrize("arch, asserted", ASSERTED)
 def test_speed_claims_are_asserted_only_where_measured_libraries_back_them(arch, asserted):
     assert hp.asserts_amp_speedup(arch) is asserted
+
+
+def test_miopen_nhwc_only_where_it_pays():
+    """Lessons 02 and 03 turn MIOpen's NHWC path on for Instinct only: on Radeon RDNA3 it was measured slower
+    (pytorch#170764), and torch 2.11 made it opt-in again."""
+    from helpers.precision import suggests_nhwc
+
+    assert all(suggests_nhwc(a) for a in ("gfx90a", "gfx942", "gfx950"))
+    assert not any(suggests_nhwc(a) for a in ("gfx1100", "gfx1201", "gfx1030", "sm_90", None))
