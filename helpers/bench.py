@@ -14,11 +14,20 @@ table plus a bar chart.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-from torch.utils import benchmark
+
+# torch.utils.benchmark imports cpp_extension, which logs "No CUDA runtime is found, using CUDA_HOME=..." on a
+# machine with a CUDA toolkit and no GPU: noise in a lesson that compiles nothing (lesson 05 builds, and says where).
+_cpp_log = logging.getLogger("torch.utils.cpp_extension")
+_level = _cpp_log.level
+_cpp_log.setLevel(logging.ERROR)
+from torch.utils import benchmark  # noqa: E402
+
+_cpp_log.setLevel(_level)
 
 
 @dataclass(frozen=True)

@@ -1003,14 +1003,23 @@ _SPAN = 1000  # the most characters a pattern may span across lines (F.conv2d( .
 # Terminal colours: Python 3.13+ colours its tracebacks where FORCE_COLOR is set (ipykernel sets it for the processes
 # a notebook starts), as many tools do; the words between the codes are what the rules read.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# What launchers and CI runners put before every line (torchrun's [rank0]: / [default0]:, a CI log's timestamp, vLLM's
+# INFO stamp): a message split over two lines must still read as one.
+_LINE_PREFIX = re.compile(
+    r"^(\[(rank|default)\d+\]: ?|\d{4}-\d\d-\d\dT[\d:.]+Z |(INFO|WARNING|ERROR) \d\d-\d\d [\d:]+ )", re.M
+)
+
+
+def _clean(text: str) -> str:
+    return _LINE_PREFIX.sub("", _ANSI.sub("", text))
 
 
 def _text(error) -> str:
     if isinstance(error, BaseException):
         return "".join(traceback.format_exception(type(error), error, error.__traceback__))
     if isinstance(error, bytes):
-        return _ANSI.sub("", error.decode("utf-8", "replace"))
-    return _ANSI.sub("", str(error))
+        return _clean(error.decode("utf-8", "replace"))
+    return _clean(str(error))
 
 
 def _found(rule: Rule, line: str) -> Diagnosis:
@@ -1072,7 +1081,7 @@ def diagnose_lines(lines, chunk_bytes: int = 1 << 20) -> Diagnosis:
     """
     best, best_line, tail, chunk, size = len(RULES), "", deque(maxlen=200), [], 0
     for raw in lines:
-        line = _ANSI.sub("", raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw))
+        line = _clean(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw))
         tail.append(line)
         chunk.append(line if line.endswith("\n") else line + "\n")
         size += len(line)

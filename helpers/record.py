@@ -1,10 +1,11 @@
 """Record a lesson's key numbers, so that `make run` collects them into build/summary.json.
 
-The idea is papermill/scrapbook's "glue": a number is *displayed* with its own MIME type beside a plain-text
-line, so it lands in the executed notebook's outputs; the runner reads it back from there (no parsing of
-printed text). In JupyterLab you see the plain-text line; in a plain Python script it is printed.
+The idea is papermill/scrapbook's "glue": a number is *displayed* with its own MIME type, so it lands in the
+executed notebook's outputs; the runner reads it back from there (no parsing of printed text). In JupyterLab it
+shows nothing (its plain-text part is empty: plumbing, not part of the lesson); in a plain Python script it is
+printed.
 
-    >>> record("images_per_s/fp32", 812.4, unit="images/s", better="higher")   # in a notebook cell
+    >>> record("images_per_s/fp32", 812.4, unit="images/s", better="higher")   # outside a notebook
     recorded images_per_s/fp32 = 812.4 images/s
 
 Imports no torch.
@@ -20,7 +21,7 @@ BETTER = (None, "higher", "lower")  # which way is an improvement; None: neither
 
 
 def record(name: str, value: float, unit: str = "", better: str | None = None) -> None:
-    """Show `name = value unit` in the notebook and tag it for `make run`."""
+    """Tag `name = value unit` for `make run`: quietly in a notebook, printed in a script."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"a metric needs a non-empty name, got {name!r}")
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
@@ -34,9 +35,10 @@ def record(name: str, value: float, unit: str = "", better: str | None = None) -
         from IPython.display import display
     except ImportError:  # no IPython at all: a plain script
         get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        display({MIME: data, "text/plain": text}, raw=True)
-    else:
+    shell = get_ipython() if get_ipython is not None else None
+    if type(shell).__name__ == "ZMQInteractiveShell":  # a Jupyter kernel: JupyterLab, papermill, nbval
+        display({MIME: data, "text/plain": ""}, raw=True)  # (a renderer for every front end: an empty line)
+    else:  # a script, or IPython in a terminal
         print(text)
 
 
