@@ -253,6 +253,30 @@ def with_index(device, torch=None):
     return device
 
 
+def save_as_from(location: str, state: dict, path) -> None:
+    """Lessons 01 and 04: write ``state`` to ``path`` as a machine whose tensors are on ``location`` ("cuda:0") writes
+    it, without that machine: each storage tagged with ``location``, through torch.serialization.register_package in a
+    child process. (A tagger registered here would stay, and tag every later torch.save of this process.)"""
+    import subprocess
+    import sys
+    import tempfile
+
+    import torch
+
+    code = "\n".join([
+        "import sys, torch",
+        "state = torch.load(sys.argv[1], weights_only=True)",
+        "ptrs = {t.untyped_storage().data_ptr() for t in state.values()}",
+        "tag = lambda storage: sys.argv[3] if storage.data_ptr() in ptrs else None",
+        "torch.serialization.register_package(1, tag, lambda obj, location: None)",
+        "torch.save(state, sys.argv[2])",
+    ])  # fmt: skip
+    with tempfile.TemporaryDirectory() as d:
+        plain = os.path.join(d, "plain.pt")
+        torch.save(state, plain)
+        subprocess.run([sys.executable, "-c", code, plain, str(path), location], check=True, capture_output=True)
+
+
 def read_facts(torch=None, root: str = "/", environ=None) -> Facts:
     """The one seam that reads torch and the OS (tests pass a fake ``torch``, ``root`` file tree and ``environ``)."""
     if torch is None:

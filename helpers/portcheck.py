@@ -44,7 +44,7 @@ RULES = {
     for r in (
         Rule("PC101", "error", "hard-coded CUDA device without a fallback: fails on CPU-only machines",
              "device = torch.accelerator.current_accelerator(check_available=True) or torch.device('cpu') "
-             "(torch >= 2.7), then .to(device)"),
+             "(torch >= 2.7; older: torch.device('cuda' if torch.cuda.is_available() else 'cpu')), then .to(device)"),
         Rule("PC102", "warning", "torch.cuda.amp is deprecated and ties the code to 'cuda'",
              "torch.autocast(device.type, dtype=...) and torch.amp.GradScaler(device.type)"),
         Rule("PC103", "warning", "GradScaler used alongside bfloat16 autocast: bf16 needs no scaler",

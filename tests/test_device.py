@@ -336,3 +336,21 @@ def test_with_index_names_the_current_gpu_for_a_child_process():
     assert hd.with_index(torch.device("cuda"), fake) == torch.device("cuda", 3)  # portcheck: ignore=PC101
     assert hd.with_index(torch.device("cuda", 1), fake) == torch.device("cuda", 1)  # portcheck: ignore=PC101
     assert hd.with_index(torch.device("mps"), fake) == torch.device("mps")
+
+
+def test_save_as_from_writes_a_gpu_checkpoint_and_leaves_this_process_as_it_was(tmp_path):
+    """Lessons 01 and 04 need a checkpoint as a GPU machine writes it: storages tagged "cuda:0" (or "cuda:8"). The
+    tagger runs in a child process: a plain save and load here still works afterwards."""
+    import io
+    import zipfile
+
+    state = torch.nn.Linear(3, 2).state_dict()
+    hd.save_as_from("cuda:8", state, tmp_path / "gpu.pt")
+    with zipfile.ZipFile(tmp_path / "gpu.pt") as z:
+        assert b"cuda:8" in z.read(next(n for n in z.namelist() if n.endswith("data.pkl")))
+    loaded = torch.load(tmp_path / "gpu.pt", map_location="cpu")
+    assert all(torch.equal(loaded[k], v) for k, v in state.items())
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    buf.seek(0)
+    assert torch.load(buf)["weight"].device.type == "cpu"  # no tagger left here  # portcheck: ignore=PC104

@@ -45,3 +45,23 @@ def test_papermill_sees_every_parameter(path):
 
     names = defined_parameters(path)
     assert names and list(papermill.inspect_notebook(str(path))) == names
+
+
+def test_lesson_01_leaves_no_hook_behind():
+    """After lesson 01, in the same kernel, a learner's own torch.save + torch.load works: the fake GPU checkpoint of
+    section 5 is written in a child process, so no register_package tagger stays (it would tag every later save
+    "cuda:0"). The default dtype and the device variables are as they were, too."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbformat.v4 import new_code_cell
+
+    path = Path(__file__).parent.parent / "notebooks" / "01_device_mapping.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    before = "import os\n\nimport torch\n\n_env_before = dict(os.environ)\n"
+    after = ("import io\nbuf = io.BytesIO()\ntorch.save(model.cpu().state_dict(), buf)  # the lesson's own model\n"
+             "buf.seek(0)\nassert all(t.device.type == 'cpu' for t in torch.load(buf).values())\n"
+             "assert torch.get_default_dtype() == torch.float32\n"
+             "lesson = {'CUDA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'COURSE_DEVICE'}  # (its children get theirs)\n"
+             "assert all(os.environ.get(k) == _env_before.get(k) for k in lesson)\n")  # fmt: skip
+    nb.cells = [new_code_cell(before)] + nb.cells + [new_code_cell(after)]
+    NotebookClient(nb, timeout=300, kernel_name="python3", cwd=str(path.parent)).execute()  # raises on a failing cell

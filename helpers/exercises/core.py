@@ -1,0 +1,104 @@
+"""What every exercise check shares: the verdict, the never-raising wrapper, the learner's source and portcheck hints.
+
+A check never raises: it returns a :class:`Verdict` (done or "not yet", and what to do next), which shows itself in
+Jupyter. So a notebook run top to bottom with the exercises unsolved still finishes (nbval, papermill).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Verdict:
+    exercise: str
+    ok: bool
+    message: str
+
+    def __str__(self) -> str:
+        return f"{'done' if self.ok else 'not yet'} ({self.exercise}): {self.message}"
+
+    __repr__ = __str__
+
+    def _repr_markdown_(self) -> str:
+        return f"{'**Done**' if self.ok else '**Not yet**'} ({self.exercise}): {self.message}"
+
+
+class Hint(Exception):  # noqa: N818 (not an error: what a check says when the learner's code meets a stand-in)
+    """Raised inside a check (by a stand-in the check built) to end it with this message as the hint."""
+
+
+def check(exercise: str):
+    """Turn a check into one that never raises: an error in the learner's code becomes a "not yet" naming it."""
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs) -> Verdict:
+            try:
+                ok, message = fn(*args, **kwargs)
+            except Hint as h:
+                ok, message = False, str(h)
+            except Exception as e:  # the learner's code failed: say where, never a traceback
+                first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+                ok, message = False, f"your code raised {type(e).__name__}: {first}"
+            return Verdict(exercise, ok, message)
+
+        return run
+
+    return wrap
+
+
+def source(obj) -> tuple[str, int]:
+    """(the learner's code, the line of the cell it starts on): a function's own lines count from its cell's top."""
+    if isinstance(obj, str):
+        return textwrap.dedent(obj), 1
+    try:
+        return textwrap.dedent(inspect.getsource(obj)), getattr(getattr(obj, "__code__", None), "co_firstlineno", 1)
+    except (OSError, TypeError):
+        return "", 1
+
+
+def statement(src: str, line: int, limit: int = 110) -> str:
+    """The whole statement on ``line`` of ``src``, on one line, cut (if at all) between words."""
+    try:
+        nodes = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.stmt) and n.lineno <= line <= n.end_lineno]
+    except SyntaxError:
+        nodes = []
+    inner = min(nodes, key=lambda n: n.end_lineno - n.lineno, default=None)
+    text = ast.get_source_segment(src, inner) if inner and not isinstance(inner, ast.FunctionDef) else None
+    text = " ".join((text or src.splitlines()[line - 1]).split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def portcheck_hint(obj, rules=("PC1",)) -> str | None:
+    """The first portcheck finding in the learner's code, as a hint with its line in the cell; None when clean."""
+    from helpers.portcheck import scan_python
+
+    src, first = source(obj)
+    for f in scan_python("<your code>", src.encode()):
+        if f.rule.startswith(rules):
+            return f"line {first + f.line - 1} `{statement(src, f.line)}`: {f.rule} {f.message}. Fix: {f.fix}"
+    return None
+
+
+def literal_autocast(obj) -> str | None:
+    """A `torch.autocast("cuda", ...)` (or "cpu") with the device type written as a string: it fits one machine."""
+    src, first = source(obj)
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and re.search(r"autocast$", ast.unparse(node.func)):
+            args = [a for a in node.args[:1]] + [k.value for k in node.keywords if k.arg == "device_type"]
+            for a in args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                    line = first + node.lineno - 1
+                    return (f"line {line}: autocast for {a.value!r} by name runs only where the data is on that "
+                            "device: take the data's, x.device.type (lesson 02, section 3)")  # fmt: skip
+    return None

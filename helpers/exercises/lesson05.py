@@ -1,0 +1,49 @@
+"""Lesson 05's exercises: 05a (offsets for any wavefront), 05b (the kernel source)."""
+
+from __future__ import annotations
+
+import re
+
+from helpers.exercises.core import check
+
+
+def _lane_sum(values, offsets, width):
+    """A shuffle-down reduction in a lane model: lane i adds lane i + offset when that lane is in its width."""
+    v = list(values)
+    for off in offsets:
+        v = [v[i] + (v[i + off] if (i % width) + off < width else 0) for i in range(len(v))]
+    return v[0]
+
+
+@check("05a")
+def check_reduction_offsets(offsets_for):
+    """Exercise 05a: the shuffle offsets of a wavefront-wide sum, right for 32 and 64 lanes."""
+    for wave in (32, 64):
+        offsets = list(offsets_for(wave))
+        if not all(isinstance(o, int) and o > 0 for o in offsets):
+            return False, f"for {wave} lanes the offsets are {offsets}: lane offsets are whole numbers above 0 " \
+                          "(halve with //, as integer code on the GPU does)"  # fmt: skip
+        values = list(range(1, wave + 1))
+        got = _lane_sum(values, offsets, wave)
+        if got != sum(values):
+            if offsets and max(offsets) < wave // 2:
+                return False, f"on {wave} lanes lane 0 got {got}, not {sum(values)}: lanes {wave // 2}-{wave - 1} " \
+                              "are never added; start at warpSize / 2"  # fmt: skip
+            return False, f"on {wave} lanes lane 0 got {got}, expected {sum(values)}: halve the offset each step"
+    return True, "lane 0 holds the full sum on 32-lane warps and 64-lane wavefronts"
+
+
+@check("05b")
+def check_lane_masks(cuda_source):
+    """Exercise 05b: a CUDA/HIP source without 32-lane assumptions (portcheck PC201, PC202) that still reduces."""
+    from helpers.portcheck import scan_cpp
+
+    if not isinstance(cuda_source, str):
+        return False, "kernel_source must be the kernel's text (a string)"
+    for f in scan_cpp("kernel.cu", cuda_source):
+        if f.rule in ("PC201", "PC202"):
+            line = cuda_source.splitlines()[f.line - 1].strip()
+            return False, f"line {f.line} `{line}`: {f.message}"
+    if not re.search(r"shfl", cuda_source, re.I):
+        return False, "keep the shuffle reduction (__shfl_down / __shfl_xor): change its width and mask only"
+    return True, "no 32-lane constant or 32-bit mask left"
