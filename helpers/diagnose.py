@@ -1011,7 +1011,8 @@ _LINE_PREFIX = re.compile(
 
 
 def _clean(text: str) -> str:
-    return _LINE_PREFIX.sub("", _ANSI.sub("", text))
+    """The text the rules read: Windows line ends as Unix ones, no colour codes, no per-line launcher prefixes."""
+    return _LINE_PREFIX.sub("", _ANSI.sub("", text.replace("\r\n", "\n")))
 
 
 def _text(error) -> str:

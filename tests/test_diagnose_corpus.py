@@ -234,3 +234,22 @@ def test_the_literal_shortcut_never_skips_a_match():
         for rx in patterns:
             if rx.search(low):
                 assert dg._NEEDS[rx] in low, (r["id"], rx.pattern)
+
+
+def test_every_known_text_keeps_its_category_with_windows_line_ends_and_launcher_prefixes():
+    """Every development text diagnose names, again with CRLF line ends and with each prefix that launchers and CI
+    runners put before every line (torchrun's [rank0]:, a CI log's timestamp, vLLM's INFO stamp). The hypothesis law in
+    test_properties.py samples these; here every row, so a new corpus row cannot hide a multi-line pattern that a
+    prefix or a \\r breaks (e1369's nvcc error over two lines, e1374's NCCL frames did)."""
+    prefixes = ["[rank0]: ", "[default0]:", "2025-07-24T19:49:48.0375552Z ", "INFO 07-24 19:49:48 "]
+    wrong = []
+    for r in ROWS:
+        want = diagnose(r["text"]).category
+        if r["split"] != "dev" or want == "unknown":
+            continue
+        lines = r["text"].splitlines()
+        variants = [("CRLF", "\r\n".join(lines))] + [(p, "\n".join(p + line for line in lines)) for p in prefixes]
+        for how, text in variants:
+            if diagnose(text).category != want:
+                wrong.append((r["id"], how))
+    assert not wrong, wrong
