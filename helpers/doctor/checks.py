@@ -44,101 +44,72 @@ def _version(v: str) -> tuple:
 def torch_checks(m: Machine) -> list[Check]:
     f = m.facts
     info = detect(f)
-    amd, nvidia = "AMD" in f.pci_gpu_vendors, "NVIDIA" in f.pci_gpu_vendors
-    out = []
     ok = _version(f.torch_version) >= MIN_TORCH
-    out.append(
+    out = [
         Check("torch version", "PASS" if ok else "FAIL", f.torch_version, "" if ok else "the lessons need torch >= 2.5")
-    )
-    build = "ROCm " + f.hip_version if f.hip_version else ("CUDA " + f.cuda_version if f.cuda_version else "CPU")
-    gpus = ", ".join(f.pci_gpu_vendors) or "none found"
-    if info.backend in ("rocm", "cuda", "mps"):  # a GPU in use is the answer, whatever else is on the bus
-        other = " (an AMD GPU is on the bus too, such as the CPU's integrated graphics: not used)"
-        other = other if amd and info.backend == "cuda" else ""
-        out.append(Check("torch build", "PASS", f"{build} build, using {info.name}{other}"))
-    elif f.amd_discrete and not f.hip_version:
-        out.append(
-            Check(
-                "torch build",
-                "FAIL",
-                f"{build} build on a machine with an AMD GPU",
-                f"bare metal: pip install torch torchvision --index-url {ROCM_WHEEL_INDEX}; "
-                "in a rocm/pytorch container: a fresh container (never pip install torch in it)",
-            )
-        )
-    elif nvidia and not f.cuda_version:
-        out.append(Check("torch build", "FAIL", f"{build} build with an NVIDIA GPU", "install a CUDA wheel from PyPI"))
-    elif f.amd_igpus and not f.hip_version:  # a Ryzen laptop or desktop: its Radeon graphics are part of the CPU
-        igpus = ", ".join(f.amd_igpus)
-        detail = f"{build} build; an AMD integrated GPU ({igpus}), not used by this build: the lessons run on the CPU"
-        out.append(Check("torch build", "WARN", detail, igpu_advice(f.amd_igpus[0])))
-    elif not (amd or nvidia):
-        out.append(
-            Check(
-                "torch build",
-                "WARN",
-                f"{build} build; GPUs: {gpus}: the lessons run on the CPU",
-                "fine for learning: every lesson runs on the CPU; on a workshop GPU machine it means torch sees no "
-                "GPU: run the doctor inside the course's container",
-            )
-        )
-    else:
-        out.append(
-            Check("torch build", "FAIL", f"{build} build; GPUs: {gpus}; torch sees none", "see the checks below")
-        )
+    ]
+    out.append(_build_check(f, info))
     if m.install:
         op_failed = bool(m.op_errors.get("tiny op")) and f.cuda_available
         out.append(Check("torch install", *torch_verdict(f, m.install, info.arch, op_failed)))
     if m.runtime:
         out.append(Check("GPU runtime", "PASS", m.runtime))
-    if info.arch is None:
-        out.append(Check("GPU target in this build", "SKIP", "no GPU in use"))
-    elif info.arch_supported:
-        listed = info.arch in f.arch_list  # else: compatible sm_XY cubins or PTX (helpers.device._arch_supported)
-        how = "is in" if listed else "runs code the build has for an older target or PTX in"
-        out.append(Check("GPU target in this build", "PASS", f"{info.arch} {how} torch.cuda.get_arch_list()"))
-    else:
-        out.append(
-            Check(
-                "GPU target in this build",
-                "FAIL",
-                f"{info.arch} not in {', '.join(f.arch_list)}",
-                _missing_target_fix(f, info.arch),
-            )
-        )
-    override = f.env.get("HSA_OVERRIDE_GFX_VERSION")
-    if override is None:
-        out.append(Check("HSA_OVERRIDE_GFX_VERSION", "PASS", "not set"))
-    elif "Instinct" in info.name:
-        out.append(
-            Check(
-                "HSA_OVERRIDE_GFX_VERSION",
-                "FAIL",
-                f"set to {override} on {info.name}, a natively supported GPU",
-                "unset HSA_OVERRIDE_GFX_VERSION",
-            )
-        )
-    else:
-        out.append(
-            Check(
-                "HSA_OVERRIDE_GFX_VERSION",
-                "WARN",
-                f"set to {override} (unofficial)",
-                "only for consumer GPUs missing from the build; unset it when the build lists your GPU",
-            )
-        )
+    out += [_target_check(f, info), _override_check(f, info)]
     clash = [w for w in info.warnings if "disagree" in w]
-    out.append(
-        Check(
-            "visible-device variables",
-            "WARN" if clash else "PASS",
-            clash[0] if clash else "consistent",
-            "set only HIP_VISIBLE_DEVICES (or only CUDA_VISIBLE_DEVICES)" if clash else "",
-        )
-    )
+    fix = "set only HIP_VISIBLE_DEVICES (or only CUDA_VISIBLE_DEVICES)" if clash else ""
+    out.append(Check("visible-device variables", "WARN" if clash else "PASS", clash[0] if clash else "consistent", fix))
     if m.install and f.hip_version:
         out.append(Check("ROCm compiler", *compiler_verdict(f, m.install)))
     return out
+
+
+def _build_check(f: Facts, info) -> Check:
+    """Is this torch built for the GPU on the bus? A GPU in use is the answer, whatever else is there."""
+    amd, nvidia = "AMD" in f.pci_gpu_vendors, "NVIDIA" in f.pci_gpu_vendors
+    build = "ROCm " + f.hip_version if f.hip_version else ("CUDA " + f.cuda_version if f.cuda_version else "CPU")
+    gpus = ", ".join(f.pci_gpu_vendors) or "none found"
+    if info.backend in ("rocm", "cuda", "mps"):
+        other = " (an AMD GPU is on the bus too, such as the CPU's integrated graphics: not used)"
+        return Check(
+            "torch build", "PASS", f"{build} build, using {info.name}{other if amd and info.backend == 'cuda' else ''}"
+        )
+    if f.amd_discrete and not f.hip_version:
+        return Check("torch build", "FAIL", f"{build} build on a machine with an AMD GPU",
+                     f"bare metal: pip install torch torchvision --index-url {ROCM_WHEEL_INDEX}; "
+                     "in a rocm/pytorch container: a fresh container (never pip install torch in it)")  # fmt: skip
+    if nvidia and not f.cuda_version:
+        return Check("torch build", "FAIL", f"{build} build with an NVIDIA GPU", "install a CUDA wheel from PyPI")
+    if f.amd_igpus and not f.hip_version:  # a Ryzen laptop or desktop: its Radeon graphics are part of the CPU
+        igpus = ", ".join(f.amd_igpus)
+        detail = f"{build} build; an AMD integrated GPU ({igpus}), not used by this build: the lessons run on the CPU"
+        return Check("torch build", "WARN", detail, igpu_advice(f.amd_igpus[0]))
+    if not (amd or nvidia):
+        return Check("torch build", "WARN", f"{build} build; GPUs: {gpus}: the lessons run on the CPU",
+                     "fine for learning: every lesson runs on the CPU; on a workshop GPU machine it means torch sees "
+                     "no GPU: run the doctor inside the course's container")  # fmt: skip
+    return Check("torch build", "FAIL", f"{build} build; GPUs: {gpus}; torch sees none", "see the checks below")
+
+
+def _target_check(f: Facts, info) -> Check:
+    if info.arch is None:
+        return Check("GPU target in this build", "SKIP", "no GPU in use")
+    if info.arch_supported:
+        listed = info.arch in f.arch_list  # else: compatible sm_XY cubins or PTX (helpers.device._arch_supported)
+        how = "is in" if listed else "runs code the build has for an older target or PTX in"
+        return Check("GPU target in this build", "PASS", f"{info.arch} {how} torch.cuda.get_arch_list()")
+    return Check("GPU target in this build", "FAIL", f"{info.arch} not in {', '.join(f.arch_list)}",
+                 _missing_target_fix(f, info.arch))  # fmt: skip
+
+
+def _override_check(f: Facts, info) -> Check:
+    override = f.env.get("HSA_OVERRIDE_GFX_VERSION")
+    if override is None:
+        return Check("HSA_OVERRIDE_GFX_VERSION", "PASS", "not set")
+    if "Instinct" in info.name:
+        return Check("HSA_OVERRIDE_GFX_VERSION", "FAIL", f"set to {override} on {info.name}, a natively supported GPU",
+                     "unset HSA_OVERRIDE_GFX_VERSION")  # fmt: skip
+    return Check("HSA_OVERRIDE_GFX_VERSION", "WARN", f"set to {override} (unofficial)",
+                 "only for consumer GPUs missing from the build; unset it when the build lists your GPU")  # fmt: skip
 
 
 def _missing_target_fix(f: Facts, arch: str) -> str:
