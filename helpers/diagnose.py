@@ -23,7 +23,8 @@ from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 
 # Two strings; helpers.device imports torch only inside its functions, so this module stays torch-free.
-from helpers.device import DOCKER_GPU_FLAGS, ROCM_WHEEL_INDEX
+from helpers.device import DOCKER_GPU_FLAGS
+from helpers.hardware import ROCM_WHEEL_INDEX
 
 HIP_DOCS = "https://pytorch.org/docs/stable/notes/hip.html"
 ROCM_INSTALL = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html"

@@ -23,7 +23,8 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from helpers.device import AMD_WHEEL_INDEX, Facts
+from helpers.device import Facts
+from helpers.hardware import AMD_WHEEL_INDEX
 
 
 @dataclass(frozen=True)

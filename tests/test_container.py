@@ -105,7 +105,7 @@ def test_environment_yml_uses_the_same_pins():
     pip = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
     assert "-r requirements.txt" in pip and "-r requirements-torch.txt" in pip and "-e ." in pip
     text = (ROOT / "environment.yml").read_text()
-    from helpers.device import ROCM_WHEEL_INDEX
+    from helpers.hardware import ROCM_WHEEL_INDEX
 
     assert f"--index-url {ROCM_WHEEL_INDEX}" in text  # the commented ROCm variant, the index of the pinned torch
     assert ROCM_WHEEL_INDEX in (ROOT / "requirements-torch.txt").read_text() and "rocm6.4" not in text

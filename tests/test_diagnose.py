@@ -278,7 +278,7 @@ def test_install_in_ipython(capsys):
 
 
 def test_wrong_wheel_fix_never_pip_installs_torch_in_the_image():
-    from helpers.device import ROCM_WHEEL_INDEX
+    from helpers.hardware import ROCM_WHEEL_INDEX
 
     fix = diagnose("AssertionError: Torch not compiled with CUDA enabled").fix
     container = next(f for f in fix if "rocm/pytorch container" in f)

@@ -7,16 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from helpers.device import (
-    AMD_WHEEL_INDEX,
-    AMD_WHEEL_TARGETS,
-    DOCKER_GPU_FLAGS,
-    IGPU_TARGETS,
-    ROCM_WHEEL_INDEX,
-    Facts,
-    detect,
-    igpu_advice,
-)
+from helpers.device import DOCKER_GPU_FLAGS, Facts, detect
+from helpers.hardware import AMD_WHEEL_INDEX, AMD_WHEEL_TARGETS, IGPU_TARGETS, ROCM_WHEEL_INDEX, igpu_advice
 from helpers.install import compiler_verdict, torch_verdict
 
 if TYPE_CHECKING:  # the machine's readings; defined beside gather(), which makes them
