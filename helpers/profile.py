@@ -1,10 +1,14 @@
 """Read a ``torch.profiler`` run: the top operators and GPU kernels as a table and a bar chart (lesson 07).
 
+    >>> import torch
     >>> from torch.profiler import profile, ProfilerActivity
     >>> with profile(activities=[ProfilerActivity.CPU]) as prof:
-    ...     step()
+    ...     y = torch.randn(256, 256) @ torch.randn(256, 256)
     >>> rows = top(prof, n=8)           # by self time; on a GPU run also top(prof, kernels=True)
-    >>> print(table(rows)); figure(rows, "training step")
+    >>> "aten::mm" in [r.name for r in rows]
+    True
+    >>> print(table(rows).splitlines()[0])  # a markdown table; figure(rows, "one matmul") draws the bars
+    | name | calls | self ms | share of these | total ms |
 
 ``kernel_library(name)`` tells which library a GPU kernel comes from by its name: MIOpen and rocBLAS/hipBLASLt
 on ROCm, cuDNN and cuBLAS on CUDA, Triton kernels from ``torch.compile``, PyTorch's own ATen kernels.
