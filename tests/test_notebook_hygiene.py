@@ -64,4 +64,33 @@ def test_lesson_01_leaves_no_hook_behind():
              "lesson = {'CUDA_VISIBLE_DEVICES', 'HIP_VISIBLE_DEVICES', 'COURSE_DEVICE'}  # (its children get theirs)\n"
              "assert all(os.environ.get(k) == _env_before.get(k) for k in lesson)\n")  # fmt: skip
     nb.cells = [new_code_cell(before)] + nb.cells + [new_code_cell(after)]
-    NotebookClient(nb, timeout=300, kernel_name="python3", cwd=str(path.parent)).execute()  # raises on a failing cell
+    client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client.execute()  # raises on a failing cell
+
+
+def test_readme_agenda_matches_each_lessons_stated_time():
+    """The README's agenda (tools/agenda.py's output) and its "about N hours" follow each lesson's "**Time**" line."""
+    from tools.agenda import lesson_minutes
+
+    rows = dict(re.findall(r"^\| (\d\d_\w+\.ipynb) \| (\d+) min \|", README, re.M))
+    assert sorted(rows) == [p.name for p in NOTEBOOKS], "regenerate the agenda: make run && python tools/agenda.py"
+    for path in NOTEBOOKS:
+        assert int(rows[path.name]) == lesson_minutes(path), f"{path.name}: the agenda says {rows[path.name]} min"
+    hours = sum(lesson_minutes(p) for p in NOTEBOOKS) / 60
+    assert f"min ({hours:.1f} h)" in README, f"the agenda's total: the lessons add up to {hours:.1f} h"
+    assert README.count(f"about {hours:.1f} hours") == 2, f"the README's prose: the lessons add up to {hours:.1f} h"
+
+
+def _relative_links(text: str) -> list[str]:
+    return [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text) if not re.match(r"[a-z]+:|#", t)]
+
+
+def test_relative_links_point_at_files_that_exist():
+    """A link to a moved helper (helpers/doctor.py became a package) is found here, not by a learner's click."""
+    root = Path(__file__).parent.parent
+    docs = [(root / "README.md", README)] + [(p, p.read_text()) for p in sorted(root.glob("docs/*.md"))]
+    for path in NOTEBOOKS:
+        cells = json.loads(path.read_text())["cells"]
+        docs.append((path, "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")))
+    broken = [f"{p.name}: {t}" for p, text in docs for t in _relative_links(text) if not (p.parent / t).exists()]
+    assert not broken, broken
