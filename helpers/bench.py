@@ -15,6 +15,7 @@ table plus a bar chart.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,8 +62,6 @@ def measure(
 
     The ``warmup`` calls before it are timed together (``Result.warmup_s``): on a cold MIOpen cache that is where
     the find step for each new convolution shape goes (lessons 02, 03, 07)."""
-    import time
-
     device = torch.device(device)
     t0 = time.perf_counter()
     for _ in range(warmup):  # first calls pay for allocation, autotuning (MIOpen's find step), compilation
@@ -100,7 +99,6 @@ def first_vs_steady(step_fn: Callable[[], object], device: torch.device | str = 
     its find-db afterwards), on any GPU allocator growth and library loading, for torch.compile the compilation.
     """
     import statistics
-    import time
 
     device = torch.device(device)
     times = []

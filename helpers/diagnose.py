@@ -22,9 +22,9 @@ import traceback
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
 
-# Two strings; helpers.device imports torch only inside its functions, so this module stays torch-free.
+# Three strings; helpers.device imports torch only inside its functions, so this module stays torch-free.
 from helpers.device import DOCKER_GPU_FLAGS
-from helpers.hardware import ROCM_WHEEL_INDEX
+from helpers.hardware import AMD_WHEEL_INDEX, ROCM_WHEEL_INDEX
 
 HIP_DOCS = "https://pytorch.org/docs/stable/notes/hip.html"
 ROCM_INSTALL = "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/3rd-party/pytorch-install.html"
@@ -291,7 +291,7 @@ RULES = (
             "rocminfo | grep -m1 -o 'gfx[0-9a-f]*'  # the GPU's target",
             "Install a build that lists the target; for your own extensions set PYTORCH_ROCM_ARCH=<gfx target>",
             "AMD's multi-arch wheels take the GPU's kernels from an extra: pip install \"torch[device-gfxNNNN]\" "
-            '"torchvision[device-gfxNNNN]" --index-url https://repo.amd.com/rocm/whl-multi-arch/ (NNNN from rocminfo)',
+            f'"torchvision[device-gfxNNNN]" --index-url {AMD_WHEEL_INDEX} (NNNN from rocminfo)',
             "HSA_OVERRIDE_GFX_VERSION (e.g. 11.0.0) only as a last resort on consumer GPUs; unset it on Instinct GPUs",
         ),
         ROCM_GPUS,
