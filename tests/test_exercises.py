@@ -66,7 +66,7 @@ def test_every_lesson_has_exercises_with_checks_and_solutions():
 def test_shipped_exercises_say_not_yet_and_solutions_pass(path):
     unsolved, solved = {}, {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the starters use deprecated, CUDA-only APIs on purpose
+        warnings.simplefilter("ignore")  # the starters use deprecated torch.cuda.amp APIs on purpose
         for n, (setup, starter, check, solution) in enumerate(exercises(path)):
             for ns, code in ((unsolved, starter), (solved, solution)):
                 if setup:
@@ -736,7 +736,7 @@ def _verdict(exercise, code, where):
     setup, check, _ = _cells(exercise)
     ns = {}
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # some attempts use deprecated, CUDA-only APIs on purpose
+        warnings.simplefilter("ignore")  # some attempts use deprecated torch.cuda.amp APIs on purpose
         if setup:
             run(setup, ns, f"<{exercise} setup>")
         run(ATTEMPTS[exercise].get("imports", "") + code, ns, f"<{exercise} attempt {abs(hash(code))}>")

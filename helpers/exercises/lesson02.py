@@ -32,7 +32,8 @@ def check_amp_step(train_step, scaler):
     if hint:
         return False, hint
     if type(scaler).__module__.startswith("torch.cuda"):
-        return False, "torch.cuda.amp.GradScaler is deprecated and CUDA-only: torch.amp.GradScaler(device.type)"
+        return False, ("torch.cuda.amp.GradScaler is deprecated and tied to the 'cuda' device (ROCm's too, "
+                       "never MPS or the CPU): torch.amp.GradScaler(device.type)")  # fmt: skip
     if not isinstance(scaler, torch.amp.GradScaler):
         return False, f"`scaler` is {type(scaler).__name__}: create it with torch.amp.GradScaler(device.type)"
     torch.manual_seed(0)

@@ -1,7 +1,9 @@
-"""Two machines no learner's laptop is, for the exercise checks (lessons 01 and 03): a GPU machine, and a laptop with a
-CUDA build of torch and no GPU. So a check on a CPU can tell device-agnostic code from code that only runs here.
+"""Two machines the exercise checks (lessons 01 and 03) run the learner's code on besides this one: a GPU machine, and a
+laptop with a CUDA build of torch and no GPU. So a check on a CPU can tell device-agnostic code from code that only runs
+here.
 
-``simulated_gpu()``: torch.cuda and torch.accelerator answer as on a one-GPU ROCm machine (an MI300X). A tensor asked
+``simulated_gpu()``: torch.cuda and torch.accelerator answer as on a machine with one GPU, an MI300X's properties
+(``torch.version`` stays this build's: the checks ask where code puts tensors, not which vendor). A tensor asked
 to go to "cuda" stays a CPU tensor that remembers it is "on the GPU" (its ``.device`` says cuda:0); an op that mixes
 such tensors with CPU ones raises PyTorch's real message, "Expected all tensors to be on the same device ...".
 ``simulated_laptop()``: torch.cuda.is_available() is False while torch.accelerator.current_accelerator() still
@@ -162,7 +164,7 @@ def _machine(gpu: bool):
 
 
 def simulated_gpu():
-    """A one-GPU ROCm machine (see the module's docstring); ``.moved`` says whether anything went to the GPU."""
+    """A machine with one GPU (see the module's docstring); ``.moved`` says whether anything went to the GPU."""
     return _machine(gpu=True)
 
 
