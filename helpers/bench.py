@@ -111,6 +111,66 @@ def first_vs_steady(step_fn: Callable[[], object], device: torch.device | str = 
     return Warmup(times[0], statistics.median(times[1:]), runs)
 
 
+@dataclass(frozen=True)
+class Spread:
+    """Seconds per call, one value per repeat; each value is ``calls`` calls timed together (lesson 07)."""
+
+    label: str
+    per_call_s: tuple[float, ...]
+
+    @property
+    def median_s(self) -> float:
+        import statistics
+
+        return statistics.median(self.per_call_s)
+
+
+def spread(fn: Callable[[], object], *, label: str, device: torch.device | str = "cpu", calls: int = 20,
+           repeats: int = 7) -> Spread:  # fmt: skip
+    """Time ``calls`` back-to-back calls of ``fn`` between two GPU events (the clock on a CPU), ``repeats`` times.
+
+    One synchronisation per repeat, not per call: a short GPU call followed by a synchronize each time is timed
+    with the launch gap, which shrinks every ratio. The repeats show the noise (``versus`` compares them).
+    """
+    device = torch.device(device)
+    fn()  # one call first: allocation and first-call set-up stay out of the numbers
+    _sync(device)
+    times = []
+    for _ in range(repeats):
+        if device.type == "cuda":  # events on the device's own stream: cuda:1 is not always the current device
+            stream = torch.cuda.current_stream(device)
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            for _ in range(calls):
+                fn()
+            end.record(stream)
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3 / calls)  # elapsed_time is in milliseconds
+        else:
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            _sync(device)
+            times.append((time.perf_counter() - t0) / calls)
+    return Spread(label, tuple(times))
+
+
+def versus(base: Spread, new: Spread) -> str:
+    """How much faster ``new`` is than ``base``, or "no difference beyond noise" when their repeats overlap.
+
+    >>> versus(Spread("a", (1.0, 1.1, 1.2)), Spread("b", (0.5, 0.55, 0.6)))
+    '2.00x faster (every repeat of b beat every repeat of a)'
+    >>> versus(Spread("a", (1.0, 1.1, 1.2)), Spread("b", (0.95, 1.05, 1.15)))
+    'no difference beyond noise (1.05x; the repeats overlap)'
+    """
+    ratio = base.median_s / new.median_s
+    if max(new.per_call_s) < min(base.per_call_s):
+        return f"{ratio:.2f}x faster (every repeat of {new.label} beat every repeat of {base.label})"
+    if min(new.per_call_s) > max(base.per_call_s):
+        return f"{1 / ratio:.2f}x slower (every repeat of {new.label} lost to every repeat of {base.label})"
+    return f"no difference beyond noise ({ratio:.2f}x; the repeats overlap)"
+
+
 @dataclass
 class Comparison:
     """A markdown table (``.table``) and a matplotlib bar chart (``.figure``); shows itself in Jupyter."""
@@ -148,4 +208,30 @@ def compare(
     ax.set_title(f"{title} on {results[0].device}")
     fig.tight_layout()
     plt.close(fig)  # shown by the notebook with display(fig), not twice
+    return Comparison("\n".join(rows), fig)
+
+
+def compare_spreads(spreads: list[Spread], title: str = "ms per step", extra: dict | None = None) -> Comparison:
+    """Table (median, fastest and slowest repeat, each against the first run) and a dot per repeat (lesson 07).
+
+    ``extra`` adds columns, as in ``compare``: ``{"first step (s)": {"tuned": "0.4"}}``.
+    """
+    import matplotlib.pyplot as plt
+
+    extra = extra or {}
+    base = spreads[0]
+    head = ["run", "ms / step (median)", "fastest repeat", "slowest repeat", f"against {base.label}", *extra]
+    rows = ["| " + " | ".join(head) + " |", "| --- |" + " ---: |" * 3 + " --- |" + " ---: |" * len(extra)]
+    for s in spreads:
+        against = "" if s is base else versus(base, s)
+        cells = [s.label, f"{s.median_s * 1e3:.2f}", f"{min(s.per_call_s) * 1e3:.2f}", f"{max(s.per_call_s) * 1e3:.2f}"]
+        rows.append("| " + " | ".join(cells + [against] + [str(c.get(s.label, "")) for c in extra.values()]) + " |")
+    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.45 * len(spreads)))
+    for i, s in enumerate(reversed(spreads)):
+        ax.plot([t * 1e3 for t in s.per_call_s], [i] * len(s.per_call_s), "o", color="#c0392b", alpha=0.6)
+    ax.set_yticks(range(len(spreads)), [s.label for s in reversed(spreads)])
+    ax.set_xlabel("ms per step, one dot per repeat (lower is better)")
+    ax.set_title(title)
+    fig.tight_layout()
+    plt.close(fig)
     return Comparison("\n".join(rows), fig)

@@ -41,22 +41,58 @@ def load_digits_rgb(size: int = 32, val_fraction: float = 0.2, seed: int = 0) ->
 
 
 class AugmentedDigits(torch.utils.data.Dataset):
-    """Digits images (N, 3, H, W) with a random shift and noise per item: CPU work for DataLoader workers (lesson 07).
+    """Digits images (N, 3, H, W), each resized to ``size`` with a random shift and noise: CPU work per item for
+    DataLoader workers (lesson 07). At 224 px the resize is the costly part, as decoding and resizing are in a real
+    image pipeline.
 
     A module-level class, so worker processes can unpickle it where they start with "spawn" (macOS, Windows).
     """
 
-    def __init__(self, images: torch.Tensor, labels: torch.Tensor):
-        self.images, self.labels = images, labels
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor, size: int | None = None):
+        self.images, self.labels, self.size = images, labels, size
 
     def __len__(self) -> int:
         return len(self.images)
 
     def __getitem__(self, i: int):
         g = torch.Generator().manual_seed(i)
+        img = self.images[i]
+        if self.size and self.size != img.shape[-1]:
+            img = nn.functional.interpolate(img[None], size=(self.size, self.size), mode="bilinear")[0]
         shift = torch.randint(-2, 3, (2,), generator=g).tolist()
-        img = torch.roll(self.images[i], shifts=shift, dims=(1, 2))
+        img = torch.roll(img, shifts=shift, dims=(1, 2))
         return img + 0.05 * torch.randn(img.shape, generator=g), self.labels[i]
+
+
+@dataclass(frozen=True)
+class LoaderTiming:
+    seconds: float  # the whole pass: batches and steps
+    waiting_s: float  # time the loop waited for the next batch; the GPU had nothing to do meanwhile
+    first_batch_s: float  # the wait for the first batch: worker start-up, unless the workers persist
+
+    @property
+    def waiting_share(self) -> float:
+        return self.waiting_s / self.seconds
+
+
+def time_loader(loader, step, device, batches: int) -> LoaderTiming:
+    """Run ``step(x, y)`` on ``batches`` batches of ``loader`` and time how long the loop waited for data (lesson 07).
+
+    The device is synchronised after each step, so a wait for data is time the GPU spends idle.
+    """
+    import time
+
+    device = torch.device(device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda _: None)
+    waits, t0 = [], time.perf_counter()
+    it = iter(loader)
+    for _ in range(batches):
+        t = time.perf_counter()
+        xb, yb = next(it)
+        waits.append(time.perf_counter() - t)
+        step(xb.to(device, non_blocking=True), yb.to(device, non_blocking=True))
+        sync(device)
+    return LoaderTiming(time.perf_counter() - t0, sum(waits), waits[0])
 
 
 def make_resnet(name: str = "resnet18", num_classes: int = 10, weights=None) -> nn.Module:

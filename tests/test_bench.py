@@ -3,7 +3,7 @@ import time
 import matplotlib
 import torch
 
-from helpers.bench import Result, compare, first_vs_steady, measure
+from helpers.bench import Result, Spread, compare, first_vs_steady, measure, spread, versus
 
 matplotlib.use("Agg")
 
@@ -137,3 +137,75 @@ def test_compare_of_nothing_says_why():
 
     with pytest.raises(ValueError, match="every row was skipped"):
         compare([])
+
+
+def test_spread_times_many_calls_between_two_events_on_a_gpu(monkeypatch):
+    """torch.cuda.Event(enable_timing=True).record(stream), .synchronize(), .elapsed_time(end) -> ms
+    (torch/cuda/streams.py): one pair per repeat, on the stream of the device the work runs on."""
+    events, clock = [], [0.0]
+    gpu = torch.device("cuda", 1)  # portcheck: ignore=PC101 (never touched: torch.cuda is faked)
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing, "elapsed_time needs enable_timing=True"
+
+        def record(self, stream=None):
+            self.at, self.stream = clock[0], stream
+            events.append(("record", stream))
+
+        def synchronize(self):
+            events.append("wait")
+
+        def elapsed_time(self, end):
+            return (end.at - self.at) * 1e3
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda device=None: f"stream of {device}")
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: events.append(("sync", device)))
+
+    def step():  # each call "takes" 2 ms of GPU time
+        events.append("step")
+        clock[0] += 0.002
+
+    s = spread(step, label="gpu", device=gpu, calls=5, repeats=3)
+    assert events[:2] == ["step", ("sync", gpu)]  # a first call outside the timing
+    one_repeat = [("record", f"stream of {gpu}")] + ["step"] * 5 + [("record", f"stream of {gpu}"), "wait"]
+    assert events[2:] == one_repeat * 3  # no synchronize between the calls of a repeat
+    assert len(s.per_call_s) == 3 and all(abs(t - 0.002) < 1e-12 for t in s.per_call_s)
+
+
+def test_spread_on_a_cpu_divides_by_the_calls(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    costs = iter([9.0] + [1.0] * 4 + [3.0] * 4)  # the first call is slow and not counted
+
+    def step():
+        clock[0] += next(costs)
+
+    s = spread(step, label="cpu", calls=4, repeats=2)
+    assert s.per_call_s == (1.0, 3.0) and s.median_s == 2.0
+
+
+def test_versus_needs_every_repeat_on_one_side():
+    base = Spread("default", (1.00, 1.02, 1.04))
+    assert versus(base, Spread("tuned", (0.90, 0.92, 0.99))).startswith("1.11x faster")
+    assert versus(base, Spread("tuned", (0.90, 0.92, 1.01))).startswith("no difference beyond noise (1.11x")
+    assert versus(base, Spread("slow", (1.10, 1.20, 1.30))).startswith("1.18x slower")
+
+
+def test_compare_spreads_table_says_noise_and_draws_every_repeat():
+    from helpers.bench import compare_spreads
+
+    runs = [Spread("default", (1e-3, 1.1e-3, 1.2e-3)), Spread("tuned", (0.5e-3, 0.6e-3, 0.55e-3)),
+            Spread("other", (1.05e-3, 1.0e-3, 1.3e-3))]  # fmt: skip
+    c = compare_spreads(runs, extra={"first step (s)": {"tuned": "4.0"}})
+    lines = c.table.splitlines()
+    assert (
+        lines[0] == "| run | ms / step (median) | fastest repeat | slowest repeat | against default | first step (s) |"
+    )
+    assert lines[2] == "| default | 1.10 | 1.00 | 1.20 |  |  |"
+    assert lines[3].startswith("| tuned | 0.55 | 0.50 | 0.60 | 2.00x faster") and lines[3].endswith("| 4.0 |")
+    assert "no difference beyond noise" in lines[4]
+    ax = c.figure.axes[0]
+    assert sum(len(line.get_xdata()) for line in ax.lines) == 9  # one dot per repeat
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["other", "tuned", "default"]

@@ -84,6 +84,46 @@ def test_augmented_digits_items_and_workers():
     assert batches[0][0].shape == (2, 3, 8, 8) and batches[0][1].tolist() == [4, 7]
 
 
+def test_augmented_digits_resizes_each_item_to_the_asked_size():
+    from helpers.train import AugmentedDigits
+
+    images = torch.rand(3, 3, 8, 8)
+    ds = AugmentedDigits(images, torch.tensor([0, 1, 2]), size=24)
+    assert ds[2][0].shape == (3, 24, 24) and AugmentedDigits(images, torch.tensor([0, 1, 2]))[2][0].shape == (3, 8, 8)
+
+
+def test_time_loader_counts_the_waits_for_data_and_syncs_each_step(monkeypatch):
+    import time
+
+    from helpers.train import time_loader
+
+    clock, events = [0.0], []
+    monkeypatch.setattr(time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: events.append(("sync", device)))
+
+    def loader():  # the first batch waits 5 s (workers starting), later ones 1 s
+        for wait in (5.0, 1.0, 1.0, 1.0):
+            clock[0] += wait
+            yield torch.zeros(1), torch.zeros(1)
+
+    class Batch:  # .to() on a fake GPU: the step only needs the call
+        def __init__(self, t):
+            self.t = t
+
+        def to(self, device, non_blocking=False):
+            return self.t
+
+    def step(x, y):
+        events.append("step")
+        clock[0] += 2.0
+
+    gpu = torch.device("cuda", 0)  # portcheck: ignore=PC101 (never touched: synchronize is faked)
+    fake = ((Batch(x), Batch(y)) for x, y in loader())
+    t = time_loader(fake, step, gpu, batches=3)
+    assert (t.seconds, t.waiting_s, t.first_batch_s) == (13.0, 7.0, 5.0) and abs(t.waiting_share - 7 / 13) < 1e-12
+    assert events == ["step", ("sync", gpu)] * 3
+
+
 def test_ported_script_takes_lesson_02s_dtype_for_its_gpu(monkeypatch):
     """resnet_portable.py asks helpers.precision.choose_amp_dtype, as lesson 02 teaches: float16 + GradScaler on a GPU
     without bf16 matrix units (an RX 6900 XT, gfx1030; a T4), not bf16 on every "cuda" device; MPS is a device too."""
