@@ -76,9 +76,8 @@ class LoaderTiming:
 
 
 def time_loader(loader, step, device, batches: int) -> LoaderTiming:
-    """Run ``step(x, y)`` on ``batches`` batches of ``loader`` and time how long the loop waited for data (lesson 07).
-
-    The device is synchronised after each step, so a wait for data is time the GPU spends idle.
+    """Run ``step(x, y)`` on ``batches`` batches of ``loader`` (at most one epoch) and time how long the loop waited
+    for data (lesson 07). The device is synchronised after each step, so a wait for data is time the GPU spends idle.
     """
     import time
 
@@ -86,7 +85,7 @@ def time_loader(loader, step, device, batches: int) -> LoaderTiming:
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda _: None)
     waits, t0 = [], time.perf_counter()
     it = iter(loader)
-    for _ in range(batches):
+    for _ in range(min(batches, len(loader)) if hasattr(loader, "__len__") else batches):
         t = time.perf_counter()
         xb, yb = next(it)
         waits.append(time.perf_counter() - t)

@@ -144,3 +144,19 @@ def test_ported_script_takes_lesson_02s_dtype_for_its_gpu(monkeypatch):
     assert rdna2.device.type == "cuda" and rdna2.AMP_DTYPE == torch.float16
     assert load(torch.device("mps"), torch.bfloat16).device.type == "mps"
     assert load(CPU, None).AMP_DTYPE is None
+
+
+def test_lesson_07_fresh_step_script_prints_one_json_line():
+    """assets/fresh_step.py, as lesson 07 starts it: a fresh process whose last line is the JSON the notebook reads."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "notebooks" / "assets" / "fresh_step.py"
+    args = ["--model", "gpt", "--size", "8", "--batch", "2", "--calls", "2", "--repeats", "3", "--precision", "fp32"]
+    proc = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["device"] == "cpu" and out["first_s"] > 0 and len(out["per_call_s"]) == 3
+    assert "tunableop" not in out  # asked only of a GPU with TunableOp on
