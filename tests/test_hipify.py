@@ -85,8 +85,10 @@ def test_cuda_extra_includes_only_when_the_toolkit_lacks_the_headers(tmp_path):
 
 @pytest.mark.skipif(_cuda_toolkit() is None, reason="needs a CUDA build of torch, nvcc and the CUDA headers")
 def test_lesson_gpu_kernels_compile_with_nvcc(tmp_path, monkeypatch):
-    """Lesson 05's GPU branch, built for real: the same two files and flags, compiled by nvcc for sm_90 (H100/H200)
-    and imported. No GPU runs them here; the lesson checks their results against PyTorch's ops on a GPU."""
+    """Lesson 05's GPU branch, built for real: its two sources in one library (both compile at once), the .cu file by
+    nvcc for sm_90 (H100/H200), loaded, and registered under the CUDA dispatch key beside the CPU one. No GPU runs
+    them here; the lesson checks their results against PyTorch's ops on a GPU."""
+    import torch
     from torch.utils import cpp_extension
 
     home, includes = _cuda_toolkit()
@@ -95,9 +97,9 @@ def test_lesson_gpu_kernels_compile_with_nvcc(tmp_path, monkeypatch):
     monkeypatch.setenv("MAX_JOBS", "2")
     src = tmp_path / "src"
     shutil.copytree(CSRC, src)
-    ext = cpp_extension.load(name="fused_ops_gpu_nvcc_check", sources=[str(src / "fused_ops.cpp"),
-                             str(src / "fused_ops_cuda.cu")], extra_cflags=["-DWITH_CUDA"],
-                             extra_cuda_cflags=["-DWITH_CUDA"], extra_include_paths=includes,
-                             build_directory=str(tmp_path))  # fmt: skip
-    assert callable(ext.bias_gelu) and callable(ext.row_softmax)
+    sources = [str(src / "fused_ops.cpp"), str(src / "fused_ops_cuda.cu")]
+    cpp_extension.load(name="fused_ops_nvcc_check", sources=sources, extra_include_paths=includes,
+                       build_directory=str(tmp_path), is_python_module=False)  # fmt: skip
+    for op in (torch.ops.fused_ops.bias_gelu.default, torch.ops.fused_ops.row_softmax.default):
+        assert op.has_kernel_for_dispatch_key("CPU") and op.has_kernel_for_dispatch_key("CUDA"), op
     assert (tmp_path / "fused_ops_cuda.cuda.o").is_file(), "the .cu file went through nvcc"

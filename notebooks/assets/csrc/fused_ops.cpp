@@ -1,21 +1,17 @@
-// Python bindings and the CPU implementation of two ops: fused bias + GELU, and a row-wise softmax.
-// The GPU implementation lives in fused_ops_cuda.cu and is compiled only when WITH_CUDA is defined
-// (torch.utils.cpp_extension hipifies it automatically on ROCm builds of PyTorch).
+// The two ops of this extension, fused bias + GELU and a row-wise softmax: their definitions and CPU implementation.
+// They are registered with PyTorch's dispatcher (TORCH_LIBRARY), as PyTorch's custom C++ operator tutorial does, so
+// Python calls them as torch.ops.fused_ops.bias_gelu and torch.ops.fused_ops.row_softmax, and they work under
+// torch.compile once a fake implementation is registered (lesson 05 does that in Python with register_fake).
+// The GPU implementation, fused_ops_cuda.cu, adds itself under the CUDA dispatch key in its own library. On ROCm
+// builds of PyTorch AMD GPUs are "cuda" devices, so the same key serves them (cpp_extension hipifies the .cu file).
 #include <torch/extension.h>
 
 #include <cmath>
 
-#ifdef WITH_CUDA
-torch::Tensor bias_gelu_cuda(const torch::Tensor& x, const torch::Tensor& bias);
-torch::Tensor row_softmax_cuda(const torch::Tensor& x);
-#endif
-
-static void check(const torch::Tensor& x) {
-  TORCH_CHECK(x.dim() == 2, "expected a 2-D tensor, got ", x.dim(), " dimensions");
-  TORCH_CHECK(x.scalar_type() == torch::kFloat32, "expected float32, got ", x.scalar_type());
-}
+#include "fused_ops.h"
 
 torch::Tensor bias_gelu_cpu(const torch::Tensor& x_, const torch::Tensor& bias_) {
+  check_bias_gelu(x_, bias_);
   auto x = x_.contiguous();
   auto bias = bias_.contiguous();
   auto y = torch::empty_like(x);
@@ -33,6 +29,7 @@ torch::Tensor bias_gelu_cpu(const torch::Tensor& x_, const torch::Tensor& bias_)
 }
 
 torch::Tensor row_softmax_cpu(const torch::Tensor& x_) {
+  check_2d_float(x_);
   auto x = x_.contiguous();
   auto y = torch::empty_like(x);
   const int64_t rows = x.size(0), cols = x.size(1);
@@ -48,33 +45,12 @@ torch::Tensor row_softmax_cpu(const torch::Tensor& x_) {
   return y;
 }
 
-torch::Tensor bias_gelu(const torch::Tensor& x, const torch::Tensor& bias) {
-  check(x);
-  TORCH_CHECK(bias.dim() == 1 && bias.size(0) == x.size(1), "bias must have x.size(1) elements");
-  TORCH_CHECK(bias.device() == x.device(), "x and bias must be on the same device");
-  if (x.is_cuda()) {
-#ifdef WITH_CUDA
-    return bias_gelu_cuda(x, bias);
-#else
-    TORCH_CHECK(false, "this build of fused_ops has no GPU code (built without WITH_CUDA)");
-#endif
-  }
-  return bias_gelu_cpu(x, bias);
+TORCH_LIBRARY(fused_ops, m) {  // the schemas: what torch.compile and torch.library.opcheck reason about
+  m.def("bias_gelu(Tensor x, Tensor bias) -> Tensor");
+  m.def("row_softmax(Tensor x) -> Tensor");
 }
 
-torch::Tensor row_softmax(const torch::Tensor& x) {
-  check(x);
-  if (x.is_cuda()) {
-#ifdef WITH_CUDA
-    return row_softmax_cuda(x);
-#else
-    TORCH_CHECK(false, "this build of fused_ops has no GPU code (built without WITH_CUDA)");
-#endif
-  }
-  return row_softmax_cpu(x);
-}
-
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("bias_gelu", &bias_gelu, "GELU(x + bias), x: (rows, cols) float32, bias: (cols,)");
-  m.def("row_softmax", &row_softmax, "softmax over dim 1 of a (rows, cols) float32 tensor");
+TORCH_LIBRARY_IMPL(fused_ops, CPU, m) {
+  m.impl("bias_gelu", &bias_gelu_cpu);
+  m.impl("row_softmax", &row_softmax_cpu);
 }

@@ -1,11 +1,15 @@
-// GPU implementation of fused_ops, portable between NVIDIA (CUDA) and AMD (ROCm/HIP).
-// On ROCm builds of PyTorch, torch.utils.cpp_extension hipifies this file automatically (.cu -> .hip).
+// GPU implementation of fused_ops, portable between NVIDIA (CUDA) and AMD (ROCm/HIP), registered under the CUDA
+// dispatch key (fused_ops.cpp defines the ops). On ROCm builds of PyTorch, torch.utils.cpp_extension hipifies this
+// file automatically (.cu -> .hip); PyTorch's C++ API keeps its CUDA names there (at::cuda::getCurrentCUDAStream,
+// at::cuda::CUDAGuard, C10_CUDA_KERNEL_LAUNCH_CHECK), and AMD GPUs are the CUDA key.
 // Portable on purpose: no warp size is written down (warpSize in device code, at::cuda::warp_size() on the
 // host), and shuffles go through ATen's WARP_SHFL_XOR, which uses the right intrinsic on each platform.
 #include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/DeviceUtils.cuh>
 #include <c10/cuda/CUDAGuard.h>
+
+#include "fused_ops.h"
 
 __global__ void bias_gelu_kernel(const float* x, const float* bias, float* y, int64_t n, int64_t cols) {
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
@@ -39,6 +43,7 @@ __global__ void row_softmax_kernel(const float* x, float* y, int64_t cols) {
 }
 
 torch::Tensor bias_gelu_cuda(const torch::Tensor& x_, const torch::Tensor& bias_) {
+  check_bias_gelu(x_, bias_);
   auto x = x_.contiguous();
   auto bias = bias_.contiguous();
   auto y = torch::empty_like(x);
@@ -54,6 +59,7 @@ torch::Tensor bias_gelu_cuda(const torch::Tensor& x_, const torch::Tensor& bias_
 }
 
 torch::Tensor row_softmax_cuda(const torch::Tensor& x_) {
+  check_2d_float(x_);
   auto x = x_.contiguous();
   auto y = torch::empty_like(x);
   if (x.numel() == 0) return y;
@@ -62,4 +68,9 @@ torch::Tensor row_softmax_cuda(const torch::Tensor& x_) {
       x.data_ptr<float>(), y.data_ptr<float>(), x.size(1));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
+}
+
+TORCH_LIBRARY_IMPL(fused_ops, CUDA, m) {  // the CUDA key: NVIDIA GPUs, and AMD GPUs on ROCm builds
+  m.impl("bias_gelu", &bias_gelu_cuda);
+  m.impl("row_softmax", &row_softmax_cuda);
 }
