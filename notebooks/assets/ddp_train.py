@@ -2,10 +2,11 @@
 
 Launch with torchrun; every process (rank) trains on its own shard of the data, and DDP averages the
 gradients over the backend chosen for the device: "nccl" on NVIDIA *and* AMD GPUs (where it is RCCL),
-"gloo" on CPUs. At the end the script checks itself: the parameters must be identical on every rank
-and the loss must have decreased; the exit code is 1 otherwise.
+"gloo" on CPUs. With --fsdp the model is sharded as well (FSDP2, fully_shard): each rank keeps 1/world of
+every parameter and gathers the rest when a layer runs. At the end the script checks itself: the
+parameters must be identical on every rank and the loss must have decreased; the exit code is 1 otherwise.
 
-    torchrun --standalone --nproc-per-node 2 ddp_train.py --epochs 3
+    torchrun --standalone --nproc-per-node 2 ddp_train.py --epochs 3 [--fsdp]
 """
 
 import argparse
@@ -30,6 +31,18 @@ def build(name):
     return make_resnet(name)
 
 
+def shard(model):
+    """FSDP2: shard each layer with parameters, then the root (torch 2.6+: torch.distributed.fsdp.fully_shard)."""
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:  # torch 2.5: the same API under its first name
+        from torch.distributed._composable.fsdp import fully_shard
+    for layer in model.children():
+        if any(p.requires_grad for p in layer.parameters()):
+            fully_shard(layer)
+    return fully_shard(model)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=3)
@@ -37,6 +50,7 @@ def main():
     ap.add_argument("--model", default="resnet18", choices=["mlp", "resnet18"])
     ap.add_argument("--checkpoint", default="digits.pt")
     ap.add_argument("--backend", default=None, help="default: nccl on GPUs (RCCL on AMD), gloo on CPU")
+    ap.add_argument("--fsdp", action="store_true", help="shard parameters, gradients and optimizer state (FSDP2)")
     args = ap.parse_args()
 
     rank, world, local_rank = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ["LOCAL_RANK"])
@@ -47,7 +61,8 @@ def main():
         device = torch.device("cpu")
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     backend = check_backend(args.backend or dist_backend(device))  # a clear error for "rccl", "hccl", ...
-    dist.init_process_group(backend=backend)
+    # device_id binds the group to this rank's GPU: with "nccl" the communicator starts now, not at the first collective
+    dist.init_process_group(backend=backend, device_id=device if device.type == "cuda" else None)
     identical, decreased = train(args, rank, world, local_rank, device, backend)
     # Everything train() made (DDP and its reducer, the optimizer, the last autograd graph, the tensors gloo's worker
     # threads saw) is gone now that it returned. Tear the group down while Python is fully alive: a group or a
@@ -69,10 +84,17 @@ def train(args, rank, world, local_rank, device, backend):
     sampler = DistributedSampler(TensorDataset(data.x_train, data.y_train), num_replicas=world, rank=rank)
     loader = DataLoader(TensorDataset(data.x_train, data.y_train), batch_size=args.batch_size, sampler=sampler)
     model = build(args.model).to(device)
-    model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
+    if args.fsdp:
+        model = shard(model)
+    else:
+        model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     if rank == 0:
-        print(f"world size {world}, backend {backend!r} on {device.type}, model {args.model}, autocast {amp_dtype}")
+        how = "FSDP2 (fully_shard)" if args.fsdp else "DDP"
+        print(f"world size {world}, backend {backend!r} on {device.type}, {how} of {args.model}, autocast {amp_dtype}")
+    local = sum(p.to_local().numel() if hasattr(p, "to_local") else p.numel() for p in model.parameters())
+    full = sum(p.numel() for p in model.parameters())  # a sharded DTensor still reports its full size
+    print(f"[rank {rank}] holds {local} of {full} parameter values\n", end="", flush=True)
 
     losses, first = [], None  # first: the loss of the very first step, the baseline for "it learned"
     for epoch in range(args.epochs):
@@ -97,7 +119,8 @@ def train(args, rank, world, local_rank, device, backend):
             print(f"epoch {epoch + 1}: global loss {losses[-1]:.4f}", flush=True)
 
     # Self-check: identical parameters on every rank, and learning happened.
-    checksum = torch.stack([p.detach().double().sum() for p in model.parameters()]).sum().reshape(1)
+    whole = [p.full_tensor() if hasattr(p, "full_tensor") else p for p in model.parameters()]  # FSDP: all-gathers
+    checksum = torch.stack([p.detach().double().sum() for p in whole]).sum().reshape(1)
     gathered = [torch.zeros_like(checksum) for _ in range(world)]
     dist.all_gather(gathered, checksum)
     finite = all(bool(torch.isfinite(g).all()) for g in gathered)  # NaN never equals NaN: say which failed
@@ -105,8 +128,10 @@ def train(args, rank, world, local_rank, device, backend):
     dist.all_reduce(first)  # summed over ranks
     first = first.item() / world
     decreased = losses[-1] < first
+    state = model.state_dict() if args.fsdp else model.module.state_dict()  # .module: no "module." prefix
+    state = {k: v.full_tensor() if hasattr(v, "full_tensor") else v for k, v in state.items()}  # every rank gathers
     if rank == 0:
-        torch.save(model.module.state_dict(), args.checkpoint)  # rank 0 only; .module: no "module." prefix
+        torch.save(state, args.checkpoint)  # rank 0 only
         verdict = "passed" if identical and decreased else "FAILED"
         same = "identical" if identical else ("DIFFERENT" if finite else "NON-FINITE parameters")
         print(
