@@ -14,7 +14,11 @@ table plus a bar chart.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +46,9 @@ class Result:
     warmup_s: float | None = None  # the warm-up calls together: MIOpen's find for new shapes, compilation, allocation
 
 
-def _sync(device: torch.device) -> None:
+def sync(device: torch.device) -> None:
+    """Wait for the device's queued work (GPU work is asynchronous): CUDA and ROCm, MPS; nothing to do on a CPU."""
+    device = torch.device(device)
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     elif device.type == "mps":
@@ -66,7 +72,7 @@ def measure(
     t0 = time.perf_counter()
     for _ in range(warmup):  # first calls pay for allocation, autotuning (MIOpen's find step), compilation
         step_fn()
-    _sync(device)
+    sync(device)
     warmup_s = time.perf_counter() - t0
     on_gpu = device.type == "cuda"
     if on_gpu:
@@ -74,7 +80,7 @@ def measure(
 
     def step():
         step_fn()
-        _sync(device)
+        sync(device)
 
     m = benchmark.Timer(stmt="step()", globals={"step": step}, label=label).blocked_autorange(min_run_time=min_run_time)
     peak = torch.cuda.max_memory_allocated(device) / 2**20 if on_gpu else None
@@ -103,12 +109,29 @@ def first_vs_steady(step_fn: Callable[[], object], device: torch.device | str = 
     device = torch.device(device)
     times = []
     for _ in range(runs + 1):
-        _sync(device)
+        sync(device)
         t0 = time.perf_counter()
         step_fn()
-        _sync(device)
+        sync(device)
         times.append(time.perf_counter() - t0)
     return Warmup(times[0], statistics.median(times[1:]), runs)
+
+
+def run_json(args, *, what: str, env: dict | None = None, unset: tuple[str, ...] = (), cwd=None,
+             timeout: float = 300) -> dict:  # fmt: skip
+    """Run ``python *args`` in a fresh process and return the JSON object its last line prints (lessons 02, 07).
+
+    A fresh process, because some settings are read once per process (TunableOp's and MIOpen's variables, torch
+    2.5-2.8's NHWC switch). ``env`` is added to this environment, from which the variables whose names start with one
+    of ``unset`` are removed first. A child that fails is a RuntimeError that quotes its error (``what`` names it).
+    """
+    base = {k: v for k, v in os.environ.items() if not k.startswith(tuple(unset))}
+    r = subprocess.run([sys.executable, *map(str, args)], env=base | (env or {}), cwd=cwd, capture_output=True,
+                       text=True, timeout=timeout)  # fmt: skip
+    if r.returncode != 0:
+        lines = r.stderr.strip().splitlines() or ["no output"]
+        raise RuntimeError(f"{what} failed: {lines[-1]}\n" + "\n".join(lines[-30:]))
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 @dataclass(frozen=True)
@@ -134,7 +157,7 @@ def spread(fn: Callable[[], object], *, label: str, device: torch.device | str =
     """
     device = torch.device(device)
     fn()  # one call first: allocation and first-call set-up stay out of the numbers
-    _sync(device)
+    sync(device)
     times = []
     for _ in range(repeats):
         if device.type == "cuda":  # events on the device's own stream: cuda:1 is not always the current device
@@ -150,7 +173,7 @@ def spread(fn: Callable[[], object], *, label: str, device: torch.device | str =
             t0 = time.perf_counter()
             for _ in range(calls):
                 fn()
-            _sync(device)
+            sync(device)
             times.append((time.perf_counter() - t0) / calls)
     return Spread(label, tuple(times))
 

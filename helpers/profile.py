@@ -18,9 +18,7 @@ on ROCm, cuDNN and cuBLAS on CUDA, Triton kernels from ``torch.compile``, PyTorc
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 
@@ -109,11 +107,9 @@ def conv_layout(device: str, dtype: str = "float32", env: dict | None = None, ti
     call (ATen/native/ConvUtils.h). Where it is off, ROCm builds hand MIOpen NCHW tensors: the input and weight are
     copied into NCHW first and the output comes back NCHW.
     """
-    r = subprocess.run([sys.executable, "-m", "helpers.profile", device, dtype], env={**os.environ, **(env or {})},
-                       capture_output=True, text=True, timeout=timeout)  # fmt: skip
-    if r.returncode != 0:
-        raise RuntimeError(f"the profiling process failed: {(r.stderr.strip().splitlines() or ['no output'])[-1]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    from helpers.bench import run_json
+
+    return run_json(["-m", "helpers.profile", device, dtype], what="the profiling process", env=env, timeout=timeout)
 
 
 def _profile_one_conv(device: str, dtype: str) -> dict:

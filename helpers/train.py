@@ -81,8 +81,9 @@ def time_loader(loader, step, device, batches: int) -> LoaderTiming:
     """
     import time
 
+    from helpers.bench import sync
+
     device = torch.device(device)
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda _: None)
     waits, t0 = [], time.perf_counter()
     it = iter(loader)
     for _ in range(min(batches, len(loader)) if hasattr(loader, "__len__") else batches):

@@ -1,6 +1,7 @@
 import time
 
 import matplotlib
+import pytest
 import torch
 
 from helpers.bench import Result, Spread, compare, first_vs_steady, measure, spread, versus
@@ -209,3 +210,17 @@ def test_compare_spreads_table_says_noise_and_draws_every_repeat():
     ax = c.figure.axes[0]
     assert sum(len(line.get_xdata()) for line in ax.lines) == 9  # one dot per repeat
     assert [t.get_text() for t in ax.get_yticklabels()] == ["other", "tuned", "default"]
+
+
+def test_run_json_gives_the_child_its_environment_and_reads_its_last_line(tmp_path, monkeypatch):
+    from helpers.bench import run_json
+
+    monkeypatch.setenv("PYTORCH_TUNABLEOP_ENABLED", "1")  # a setting the parent has and the child must not inherit
+    script = (
+        "import json, os; print('noise'); "
+        "print(json.dumps({k: os.environ.get(k) for k in ('A', 'PYTORCH_TUNABLEOP_ENABLED')} | {'cwd': os.getcwd()}))"
+    )
+    got = run_json(["-c", script], what="the child", env={"A": "1"}, unset=("PYTORCH_TUNABLEOP_",), cwd=tmp_path)
+    assert got == {"A": "1", "PYTORCH_TUNABLEOP_ENABLED": None, "cwd": str(tmp_path)}
+    with pytest.raises(RuntimeError, match="the child failed: ValueError: no GPU"):
+        run_json(["-c", "raise ValueError('no GPU')"], what="the child")

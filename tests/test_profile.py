@@ -121,7 +121,7 @@ def test_conv_layout_runs_one_convolution_in_a_fresh_process_with_its_environmen
             cmd, 1, "", "Traceback ...\nRuntimeError: Found no NVIDIA driver on your system."
         )
 
-    monkeypatch.setattr(profile.subprocess, "run", run)
+    monkeypatch.setattr(subprocess, "run", run)  # run_json (helpers.bench) starts the child
     with pytest.raises(RuntimeError, match="the profiling process failed: RuntimeError: Found no NVIDIA driver"):
         profile.conv_layout("cuda", "bfloat16", {"PYTORCH_MIOPEN_SUGGEST_NHWC": "1"})
     assert seen["cmd"][1:] == ["-m", "helpers.profile", "cuda", "bfloat16"]

@@ -22,7 +22,7 @@ import time
 import torch
 from transformer_portable import TinyGPT  # this script's folder is on sys.path when it runs
 
-from helpers.bench import spread
+from helpers.bench import spread, sync
 from helpers.precision import autocast, choose_amp_dtype, make_grad_scaler
 from helpers.train import make_resnet
 
@@ -53,11 +53,6 @@ def make_step(model_name: str, device: torch.device, batch: int, size: int, prec
         scaler.update()
 
     return step
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def tunableop_state() -> dict:
