@@ -1,5 +1,5 @@
 # The workshop image: JupyterLab and the course on AMD GPUs, with the base image's own ROCm build of PyTorch.
-#   make docker-build && make docker-lab      (README: "Run the workshop on an AMD GPU")
+#   make docker-build && make docker-lab      (docs/workshop.md)
 # The newest rocm/pytorch release found (ROCm 10.1, PyTorch 2.14, released 2026-10). Another base is a one-line change
 # (or: docker build --build-arg BASE_IMAGE=rocm/pytorch:<full tag> .); the lessons support PyTorch 2.5 and newer.
 ARG BASE_IMAGE=rocm/pytorch:rocm10.1.0_ubuntu24.04_py3.12_pytorch_release_2.14.0
