@@ -48,16 +48,18 @@ DOCKER_GPU_FLAGS := --device=/dev/kfd --device=/dev/dri --group-add $$(stat -c %
 # make docker-run writes into the mounted build/: run as the host's user, so the files are the host user's own.
 DOCKER_AS_ME := --user $$(id -u):$$(id -g) -e HOME=/tmp -e USER=course
 
-.PHONY: help run lab test lint hygiene unit nbval doctor gpu-check mutation clean docker-build docker-lab docker-test docker-run
+.PHONY: help run lab test lint hygiene unit nbval site site-check browser doctor gpu-check mutation clean docker-build docker-lab docker-test docker-run
 
 help:
 	@echo "make run        execute every notebook (papermill) -> build/executed, build/html, build/summary.md,"
 	@echo "                build/junit.xml, build/summary.json; PARAMS=params/smoke.yaml or params/full.yaml"
 	@echo "make lab        JupyterLab on 127.0.0.1:$(LAB_PORT), token-protected"
 	@echo "make test       lint + notebook hygiene + unit tests + nbval over every notebook"
+	@echo "make site       the website (Sphinx + myst-nb) from make run's executed notebooks -> build/site/index.html"
+	@echo "make site-check the site's test in make test: one lesson run, the site built, links, a headless browser"
 	@echo "make gpu-check  unit tests + nbval per notebook with a timed summary (for a GPU machine)"
 	@echo "make mutation   mutation testing of helpers/ and tools/ (mutmut; slow, not part of make test)"
-	@echo "make docker-build / docker-lab / docker-test / docker-run   the ROCm workshop image (README)"
+	@echo "make docker-build / docker-lab / docker-test / docker-run   the ROCm workshop image (docs/workshop.md)"
 
 $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -109,7 +111,47 @@ unit: $(DEV_STAMP) $(SARIF_SCHEMA)
 nbval: $(DEV_STAMP)
 	COURSE_STRICT=1 $(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
 
-test: lint unit nbval
+test: lint unit nbval site-check
+
+# The website. Its toolchain (requirements-site.txt) lives in .venv-site, apart from the lessons' environment.
+# `make site` renders build/executed (running `make run` first when a lesson has not run) with build/summary.json;
+# SUMMARIES="other/summary.json ..." adds other runs (a GPU machine's) to the results page, GPU_CHECK=FILE.md a
+# `make gpu-check` summary. SITE_REPO_URL=https://... adds a link to the repository on every page.
+SITE_VENV ?= .venv-site
+SITE_PY := $(SITE_VENV)/bin/python
+SITE_CHECK := build/site-check
+SITE_CHECK_LESSON ?= 08_porting_dependencies
+
+$(SITE_VENV)/.stamp: requirements-site.txt
+	test -x $(SITE_PY) || $(PYTHON) -m venv $(SITE_VENV)
+	$(SITE_PY) -m pip install --quiet --upgrade pip
+	$(SITE_PY) -m pip install --quiet -r requirements-site.txt
+	touch $@
+
+site: $(ENV_STAMP) $(SITE_VENV)/.stamp
+	@if [ "$$(ls build/executed/*.ipynb 2>/dev/null | wc -l)" -lt $(words $(NOTEBOOKS)) ]; then \
+		echo "site: build/executed lacks lessons: make run first"; $(MAKE) run || echo "site: a lesson failed (its page says so)"; fi
+	SITE_REPO_URL="$(SITE_REPO_URL)" $(SITE_PY) tools/site.py --summary build/summary.json $(SUMMARIES) \
+		$(if $(GPU_CHECK),--gpu-check $(GPU_CHECK))
+
+# The site's check in `make test`, quick: one lesson (SITE_CHECK_LESSON, with plots and progress bars) runs for
+# real, the others are shown as stored; then the link check and headless Chromium on four pages, with screenshots
+# in build/site-check/. `make site-check LINKCHECK_EXTERN=1` checks the links out of the site too (needs the internet).
+site-check: $(ENV_STAMP) $(SITE_VENV)/.stamp browser
+	rm -rf $(SITE_CHECK)
+	$(PY) tools/run_notebooks.py --out $(SITE_CHECK)/run notebooks/$(SITE_CHECK_LESSON).ipynb
+	$(SITE_PY) tools/site.py --executed $(SITE_CHECK)/run/executed --summary $(SITE_CHECK)/run/summary.json \
+		--src $(SITE_CHECK)/src --out $(SITE_CHECK)/site
+	$(SITE_PY) tools/site_check.py --site $(SITE_CHECK)/site --shots $(SITE_CHECK) $(if $(LINKCHECK_EXTERN),--extern) \
+		index.html notebooks/$(SITE_CHECK_LESSON).html results.html "search.html?q=rccl"
+
+# Headless Chromium for site-check: Debian's chromium and chromium-driver, installed with apt-get when missing and
+# this is Debian as root (this project's CI machines); elsewhere install a Chromium and its chromedriver yourself.
+browser:
+	@command -v chromedriver >/dev/null || { grep -qx 'ID=debian' /etc/os-release && [ "$$(id -u)" = 0 ] \
+		&& echo "browser: apt-get install chromium chromium-driver" && apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver \
+		>/dev/null; } || { echo "browser: site-check needs Chromium and chromedriver on PATH"; exit 1; }
 
 doctor: $(ENV_STAMP)
 	$(PY) -m helpers.doctor

@@ -1,0 +1,32 @@
+"""Sphinx configuration of the course's website (`make site`; tools/site.py assembles the pages it reads).
+
+Sphinx with myst-nb and the book theme: the stack of AMD's own ROCm documentation (rocm-docs-core) and of Jupyter
+Book. The notebooks are rendered with the outputs `make run` saved; nothing is executed here.
+"""
+
+import os
+
+project = "Porting PyTorch from NVIDIA CUDA to AMD GPUs (ROCm)"
+html_title = "CUDA to ROCm, hands-on"
+author = "the course's authors"
+language = "en"
+
+extensions = ["myst_nb", "sphinx_copybutton"]
+myst_enable_extensions = ["colon_fence"]
+myst_heading_anchors = 3  # the README's "#running-a-workshop" links
+nb_execution_mode = "off"  # outputs come from `make run`, with the machine they ran on named on each page
+nb_merge_streams = True  # one block per stream, carriage returns (progress bars) applied as a terminal would
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+html_theme = "sphinx_book_theme"
+html_copy_source = False
+html_theme_options = {
+    "use_download_button": True,  # the .ipynb of a lesson, to run it yourself
+    "repository_url": os.environ.get("SITE_REPO_URL", ""),
+    "use_repository_button": bool(os.environ.get("SITE_REPO_URL")),
+    "show_toc_level": 2,
+}
+copybutton_exclude = ".linenos, .gp, .go"  # copy commands, not prompts or outputs
+html_context = {"default_mode": "auto"}  # light or dark as the reader's system says (and no console error)
+html_favicon = "_static/favicon.svg"
+html_static_path = ["_static"]
