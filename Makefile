@@ -77,8 +77,11 @@ $(VENV)/.dev-stamp: $(VENV)/.stamp requirements-dev.txt
 run: $(ENV_STAMP)
 	$(PY) tools/run_notebooks.py --cell-timeout $(CELL_TIMEOUT) $(if $(PARAMS),--params $(PARAMS)) $(NOTEBOOKS)
 
+# COURSE_LANG=zh_CN: the Simplified Chinese edition, generated from the English notebooks and i18n/zh_CN/ into
+# build/zh_CN/notebooks (the code is the English code; edit the English notebook or the catalogue, never the copy).
 lab: $(ENV_STAMP)
-	PY=$(PY) LAB_IP=127.0.0.1 LAB_PORT=$(LAB_PORT) tools/lab.sh
+	$(if $(filter zh_CN,$(COURSE_LANG)),$(PY) tools/i18n.py build --out build/zh_CN &&) PY=$(PY) LAB_IP=127.0.0.1 \
+		LAB_PORT=$(LAB_PORT) $(if $(filter zh_CN,$(COURSE_LANG)),NOTEBOOKS=$(CURDIR)/build/zh_CN/notebooks) tools/lab.sh
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check helpers tests tools notebooks
@@ -133,6 +136,9 @@ site: $(ENV_STAMP) $(SITE_VENV)/.stamp
 		echo "site: build/executed lacks lessons: make run first"; $(MAKE) run || echo "site: a lesson failed (its page says so)"; fi
 	SITE_REPO_URL="$(SITE_REPO_URL)" $(SITE_PY) tools/site.py --summary build/summary.json $(SUMMARIES) \
 		$(if $(GPU_CHECK),--gpu-check $(GPU_CHECK))
+	$(SITE_PY) tools/i18n.py build --out build/zh_CN
+	SITE_REPO_URL="$(SITE_REPO_URL)" $(SITE_PY) tools/site.py --lang zh_CN --src build/site-src-zh_CN \
+		--out build/site/zh_CN --summary build/summary.json $(SUMMARIES) $(if $(GPU_CHECK),--gpu-check $(GPU_CHECK))
 
 # The site's check in `make test`, quick: one lesson (SITE_CHECK_LESSON, with plots and progress bars) runs for
 # real, the others are shown as stored; then the link check and headless Chromium on four pages, with screenshots
@@ -142,15 +148,21 @@ site-check: $(ENV_STAMP) $(SITE_VENV)/.stamp browser
 	$(PY) tools/run_notebooks.py --out $(SITE_CHECK)/run notebooks/$(SITE_CHECK_LESSON).ipynb
 	$(SITE_PY) tools/site.py --executed $(SITE_CHECK)/run/executed --summary $(SITE_CHECK)/run/summary.json \
 		--src $(SITE_CHECK)/src --out $(SITE_CHECK)/site
+	$(SITE_PY) tools/i18n.py build --out $(SITE_CHECK)/zh_CN
+	$(SITE_PY) tools/site.py --lang zh_CN --translated $(SITE_CHECK)/zh_CN/notebooks --executed $(SITE_CHECK)/run/executed \
+		--summary $(SITE_CHECK)/run/summary.json --src $(SITE_CHECK)/src-zh_CN --out $(SITE_CHECK)/site/zh_CN
 	$(SITE_PY) tools/site_check.py --site $(SITE_CHECK)/site --shots $(SITE_CHECK) $(if $(LINKCHECK_EXTERN),--extern) \
-		index.html notebooks/$(SITE_CHECK_LESSON).html results.html "search.html?q=rccl"
+		index.html notebooks/$(SITE_CHECK_LESSON).html results.html "search.html?q=rccl" \
+		zh_CN/index.html zh_CN/notebooks/$(SITE_CHECK_LESSON).html "zh_CN/search.html?q=混合精度"
 
-# Headless Chromium for site-check: Debian's chromium and chromium-driver, installed with apt-get when missing and
-# this is Debian as root (this project's CI machines); elsewhere install a Chromium and its chromedriver yourself.
+# Headless Chromium for site-check: Debian's chromium and chromium-driver (and a Chinese font, for the zh-CN pages'
+# screenshots), installed with apt-get when missing and this is Debian as root (this project's CI machines);
+# elsewhere install a Chromium and its chromedriver yourself.
+BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-microhei
 browser:
 	@command -v chromedriver >/dev/null || { grep -qx 'ID=debian' /etc/os-release && [ "$$(id -u)" = 0 ] \
-		&& echo "browser: apt-get install chromium chromium-driver" && apt-get update -qq \
-		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver \
+		&& echo "browser: apt-get install $(BROWSER_PACKAGES)" && apt-get update -qq \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(BROWSER_PACKAGES) \
 		>/dev/null; } || { echo "browser: site-check needs Chromium and chromedriver on PATH"; exit 1; }
 
 doctor: $(ENV_STAMP)

@@ -25,8 +25,28 @@ html_theme_options = {
     "repository_url": os.environ.get("SITE_REPO_URL", ""),
     "use_repository_button": bool(os.environ.get("SITE_REPO_URL")),
     "show_toc_level": 2,
+    "article_header_end": ["article-header-buttons.html", "language-switch.html"],  # English | 中文
 }
+templates_path = ["_templates"]
 copybutton_exclude = ".linenos, .gp, .go"  # copy commands, not prompts or outputs
 html_context = {"default_mode": "auto"}  # light or dark as the reader's system says (and no console error)
 html_favicon = "_static/favicon.svg"
 html_static_path = ["_static"]
+html_css_files = ["course.css"]
+
+
+def _search_dict(confdir: str) -> str:
+    """A jieba dictionary of the glossary's terms, so Chinese search finds 混合精度 as one word, not 混合 + 精度."""
+    import re
+    from pathlib import Path
+
+    table = (Path(confdir) / "zh_CN" / "glossary.md").read_text()
+    cells = re.findall(r"(?m)^\| [^|]+ \| ([^|]+) \|", table)  # the column "本课程的译法"
+    terms = {t for cell in cells for t in re.findall(r"[\u4e00-\u9fff]{2,}", cell)}
+    out = Path(confdir).parent / "build" / "jieba-glossary.txt"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("".join(f"{t} 100000 n\n" for t in sorted(terms)))
+    return str(out)
+
+
+html_search_options = {"dict": _search_dict(os.path.dirname(os.path.abspath(__file__)))}  # read by zh_CN only

@@ -88,7 +88,9 @@ def _relative_links(text: str) -> list[str]:
 def test_relative_links_point_at_files_that_exist():
     """A link to a moved helper (helpers/doctor.py became a package) is found here, not by a learner's click."""
     root = Path(__file__).parent.parent
-    docs = [(root / "README.md", README)] + [(p, p.read_text()) for p in sorted(root.glob("docs/*.md"))]
+    docs = [
+        (p, p.read_text()) for p in [root / "README.md", root / "README.zh-CN.md", *sorted(root.glob("docs/**/*.md"))]
+    ]
     for path in NOTEBOOKS:
         cells = json.loads(path.read_text())["cells"]
         docs.append((path, "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")))

@@ -118,13 +118,37 @@ def test_the_box_says_when_the_lesson_failed_was_not_recorded_or_did_not_run():
 
 
 def test_a_lesson_page_keeps_its_title_first_and_the_boxes_under_it(tmp_path):
-    page = site.lesson(ROOT / "notebooks/01_device_mapping.ipynb", False, None, tmp_path)
     stored = json.loads((ROOT / "notebooks/01_device_mapping.ipynb").read_text())
+    page = site.lesson(json.loads((ROOT / "notebooks/01_device_mapping.ipynb").read_text()), "01_device_mapping",
+                       False, None, tmp_path)  # fmt: skip
     assert page["cells"][0]["source"] == "".join(stored["cells"][0]["source"])
     assert "Run this lesson yourself" in page["cells"][1]["source"]
     assert [c["source"] for c in page["cells"][2:] if c["cell_type"] == "code"] == [
         c["source"] for c in stored["cells"][1:] if c["cell_type"] == "code"
     ]
+
+
+def test_a_translated_page_takes_the_outputs_of_the_english_run_cell_by_cell():
+    executed = {"metadata": {"widgets": {"w": 1}}, "cells": [
+        {"cell_type": "markdown", "id": "m", "source": "# Lesson"},
+        {"cell_type": "code", "id": "c", "source": "print(1)", "execution_count": 3,
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": "1\n"}]},
+    ]}  # fmt: skip
+    zh = {"metadata": {}, "cells": [
+        {"cell_type": "markdown", "id": "m", "source": "# 第 01 课"},
+        {"cell_type": "markdown", "id": "m-zh_CN-0", "source": "中文版独有的一节"},
+        {"cell_type": "code", "id": "c", "source": "print(1)", "execution_count": None, "outputs": []},
+    ]}  # fmt: skip
+    page = site.with_outputs(zh, executed)
+    assert page["cells"][2]["outputs"] == executed["cells"][1]["outputs"] and page["cells"][2]["execution_count"] == 3
+    assert [c["source"] for c in page["cells"][:2]] == ["# 第 01 课", "中文版独有的一节"]
+    assert page["metadata"]["widgets"] == {"w": 1}
+
+
+def test_the_chinese_box_names_the_same_facts():
+    box = site.where_it_ran("02_mixed_precision", ROCM_RUN, executed=True, lang="zh_CN")
+    for fact in ("cuda:0 (AMD Instinct MI300X)", "gfx942", "可见 8 块 GPU", "HIP 6.4.43484", "61 秒", "通过"):
+        assert fact in box, fact
 
 
 def test_the_results_page_lists_each_recorded_number_and_each_failed_lesson():

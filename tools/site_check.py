@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 
 from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.support.wait import WebDriverWait
 
@@ -114,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
                 driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
                 driver.get(base + page)
                 if "search.html?q=" in page:  # Sphinx's search fills its results in from JavaScript
-                    WebDriverWait(driver, 10).until(lambda d: d.execute_script(SEARCH_HITS) > 0)
-                shot = a.shots / f"{Path(page.split('?')[0]).stem}-{width}.png"
+                    try:
+                        WebDriverWait(driver, 10).until(lambda d: d.execute_script(SEARCH_HITS) > 0)
+                    except TimeoutException:
+                        pass  # problems() below reports the empty page
+                shot = a.shots / f"{page.split('?')[0].removesuffix('.html').replace('/', '-')}-{width}.png"
                 driver.save_screenshot(str(shot))
                 found = problems(driver, width)
                 failed += bool(found)
