@@ -5,7 +5,9 @@ Markdown cell: the English cell's `id`, `en` (the first 12 hex digits of the SHA
 translates) and the translated text. Code cells are never translated: a translated notebook is the English one with
 its Markdown replaced, so one execution proves both editions. An entry may instead carry `after = "<id>"`: a cell
 the translation adds after that English cell (lesson 01's "common wrong claims" in zh-CN). The README works the
-same way, one entry per `## ` section (`id` = the heading), and README.<lang>.md is generated from it.
+same way, one entry per `## ` section (`id` = the heading), and README.<lang>.md is generated from it. The
+exercises' hints are written in English in helpers/exercises (`say("01a.define", "define ...")`); their
+translations, in helpers/exercises/<lang>.toml, record the same hash.
 
     python tools/i18n.py check [--lang zh_CN]        stale or missing translations, one line each; exit 1 if any
     python tools/i18n.py todo NOTEBOOK [--lang ...]  the entries to write or update, with the English text
@@ -19,9 +21,11 @@ are updated; `todo` prints the new `en` and the English text to translate.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import re
+import string
 import sys
 import tomllib
 from pathlib import Path
@@ -69,15 +73,48 @@ def problems(english: dict[str, str], entries: list[dict], name: str, ids: set[s
     return found
 
 
+def hints() -> dict[str, str]:
+    """id -> English text of every exercise message: each `say("id", "English ...")` in helpers/exercises."""
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "helpers" / "exercises").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "say" and len(node.args) >= 2:
+                key, english = (a.value for a in node.args[:2])
+                if found.setdefault(key, english) != english:
+                    raise ValueError(f"{path.name}: message {key!r} has two English texts")
+    return found
+
+
+def placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def hint_problems(lang: str) -> list[str]:
+    """Exercise messages without a current translation in helpers/exercises/<lang>.toml, one line each."""
+    path = ROOT / "helpers" / "exercises" / f"{lang}.toml"
+    done = tomllib.loads(path.read_text()) if path.exists() else {}
+    found = []
+    for key, english in hints().items():
+        t = done.get(key)
+        if t is None:
+            found.append(f"exercise message {key!r} is not translated")
+        elif t["en"] != digest(english):
+            found.append(f"exercise message {key!r} is stale: its English text changed (en = {digest(english)!r} now)")
+        elif placeholders(t["text"]) != placeholders(english):
+            found.append(f"exercise message {key!r}: the translation's {{placeholders}} differ from the English")
+    found += [f"exercise message {key!r}: no such message in helpers/exercises" for key in set(done) - set(hints())]
+    return found
+
+
 def check(lang: str) -> list[str]:
-    """Every problem of every catalogue of `lang`: lessons and the README."""
+    """Every problem of every catalogue of `lang`: lessons, the README and the exercises' messages."""
     found = []
     for path in LESSONS:
         nb = json.loads(path.read_text())
         ids = {c["id"] for c in nb["cells"]}
         found += problems(english_cells(nb), catalogue(lang, path.stem), path.name, ids)
     found += problems(readme_sections((ROOT / "README.md").read_text()), catalogue(lang, "README"), "README.md")
-    return found
+    return found + hint_problems(lang)
 
 
 def translated(nb: dict, entries: list[dict], lang: str) -> dict:
@@ -114,6 +151,14 @@ def build(lang: str, out: Path) -> None:
 
 def todo(notebook: str, lang: str) -> str:
     """TOML entries to paste and translate: each missing or stale cell with its English text as a comment."""
+    if notebook == "exercises":
+        path = ROOT / "helpers" / "exercises" / f"{lang}.toml"
+        done = tomllib.loads(path.read_text()) if path.exists() else {}
+        return "\n".join(
+            f'# {english}\n[{json.dumps(key)}]\nen = "{digest(english)}"\ntext = ""\n'
+            for key, english in hints().items()
+            if done.get(key, {}).get("en") != digest(english)
+        )
     path = ROOT / "notebooks" / notebook if notebook != "README" else ROOT / "README.md"
     english = (
         english_cells(json.loads(path.read_text())) if path.suffix == ".ipynb" else readme_sections(path.read_text())
@@ -130,7 +175,7 @@ def todo(notebook: str, lang: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("command", choices=["check", "todo", "build", "readme"])
-    ap.add_argument("notebook", nargs="?", help="for todo: a notebook's file name, or README")
+    ap.add_argument("notebook", nargs="?", help="for todo: a notebook's file name, README, or exercises")
     ap.add_argument("--lang", default="zh_CN")
     ap.add_argument("--out", type=Path, default=ROOT / "build/zh_CN")
     a = ap.parse_args(argv)

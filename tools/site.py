@@ -6,14 +6,14 @@ Used by `make site`. Assembles a Sphinx source folder (default build/site-src) a
 - index.md: the README (the curriculum and the agenda), with a table of contents;
 - notebooks/NN_*.ipynb: each lesson as `make run` executed it (build/executed), or as stored when it has not run;
   under its title a box that names where it ran, read from build/summary.json, and a box "Run this lesson yourself";
-- docs/*.md: the tools' manuals and the workshop and CI guides;
+- docs/**/*.md: the tools' manuals, the workshop, CI and translation guides, the zh-CN glossary;
 - results.md: the numbers each lesson recorded, per run (this run's summary.json and any other given, such as one
   from a GPU machine), and `make gpu-check`'s summary when one is given;
 - every other file a page links to (helpers/device.py, notebooks/assets/...), copied, so Sphinx serves it.
 
 With --lang zh_CN it builds the Chinese edition (into build/site/zh_CN): the notebooks tools/i18n.py translated,
 each with the outputs of the same executed English notebook (the code cells are identical), README.zh-CN.md as
-landing page, docs/zh_CN/ beside docs/; every page links to its counterpart in the other edition.
+landing page; every page links to its counterpart in the other edition.
 
     python tools/site.py [--executed build/executed] [--summary build/summary.json ...] [--gpu-check FILE.md]
                          [--lang en|zh_CN] [--src build/site-src] [--out build/site]
@@ -41,7 +41,7 @@ def page_link(target: str, page: Path, src: Path) -> str | None:
     """Where a relative link of `page` (a path in the repository) points on the site; None: drop the link.
 
     Lessons and docs are pages; README.md is the landing page; any other file is copied into `src` (Sphinx then
-    serves it as a download); a folder is no page, so its link goes.
+    serves it as a download); a folder or another Markdown file (README.zh-CN.md) is no page, so its link goes.
     """
     path, _, anchor = target.partition("#")
     if re.match(r"[a-z]+:", target) or not path:
@@ -52,8 +52,8 @@ def page_link(target: str, page: Path, src: Path) -> str | None:
     rel = repo_path.relative_to(ROOT)
     if rel == Path("README.md"):
         path = path.replace("README.md", "index.md")
-    elif repo_path.is_dir():
-        return None
+    elif repo_path.is_dir() or (rel.suffix == ".md" and rel.parts[0] != "docs"):
+        return None  # a folder, or README.zh-CN.md (the other edition: the header's switch leads there)
     elif not (rel.suffix == ".ipynb" or (rel.parts[0] == "docs" and rel.suffix == ".md")):
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(repo_path, src / rel)
@@ -254,7 +254,7 @@ def assemble(a: argparse.Namespace) -> None:
         nb, ran = page_source(name, a)
         page = lesson(nb, name, ran, this_run, a.src, a.lang)
         (a.src / "notebooks" / f"{name}.ipynb").write_text(json.dumps(page, indent=1))
-    docs = sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / a.lang).glob("*.md"))
+    docs = sorted((ROOT / "docs").rglob("*.md"))  # the manuals, and docs/zh_CN/'s glossary in both editions
     for path in docs:
         rel = path.relative_to(ROOT)
         (a.src / rel).parent.mkdir(parents=True, exist_ok=True)

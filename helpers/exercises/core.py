@@ -2,16 +2,53 @@
 
 A check never raises: it returns a :class:`Verdict` (done or "not yet", and what to do next), which shows itself in
 Jupyter. So a notebook run top to bottom with the exercises unsolved still finishes (nbval, papermill).
+
+Every hint is written in English where it is decided, `say("01a.define", "define a function ...")`, and speaks the
+learner's language: with COURSE_LANG=zh_CN (`make lab COURSE_LANG=zh_CN` sets it) the text comes from
+helpers/exercises/zh_CN.toml, keyed by the message id, as long as that translation records the English text it
+translates (its hash; tests/test_exercises_i18n.py fails on a stale one, and a stale one is never shown).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import inspect
+import os
 import re
 import textwrap
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
+
+
+class Message(str):
+    """A check's answer in the learner's language, carrying the id of the message it was made from."""
+
+    key: str | None = None
+
+
+@functools.cache
+def translations(lang: str) -> dict[str, dict]:
+    """id -> {"en": hash of the English, "text": the translation} from helpers/exercises/<lang>.toml."""
+    path = Path(__file__).with_name(f"{lang}.toml")
+    return tomllib.loads(path.read_text()) if path.exists() else {}
+
+
+def say(key: str, english: str, **values) -> Message:
+    """The message `key` in COURSE_LANG (English by default), its {placeholders} filled with `values`.
+
+    >>> say("02a.define", "define a function `{name}`", name="train_step")
+    'define a function `train_step`'
+    """
+    text = english
+    t = translations(os.environ.get("COURSE_LANG", "en")).get(key)
+    if t and t["en"] == hashlib.sha256(english.encode()).hexdigest()[:12]:
+        text = t["text"]
+    message = Message(text.format(**values))
+    message.key = key
+    return message
 
 
 @dataclass(frozen=True)
@@ -19,6 +56,11 @@ class Verdict:
     exercise: str
     ok: bool
     message: str
+
+    @property
+    def key(self) -> str | None:
+        """The id of the message (the same in every language): what a script or test can compare."""
+        return getattr(self.message, "key", None)
 
     def __str__(self) -> str:
         return f"{'done' if self.ok else 'not yet'} ({self.exercise}): {self.message}"
@@ -42,10 +84,13 @@ def check(exercise: str):
             try:
                 ok, message = fn(*args, **kwargs)
             except Hint as h:
-                ok, message = False, str(h)
+                ok, message = False, h.args[0] if h.args else str(h)  # (the message itself: it knows its id)
             except Exception as e:  # the learner's code failed: say where, never a traceback
                 first = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
-                ok, message = False, f"your code raised {type(e).__name__}: {first}"
+                ok, message = (
+                    False,
+                    say("core.raised", "your code raised {error}: {first}", error=type(e).__name__, first=first),
+                )
             return Verdict(exercise, ok, message)
 
         return run
@@ -82,7 +127,15 @@ def portcheck_hint(obj, rules=("PC1",)) -> str | None:
     src, first = source(obj)
     for f in scan_python("<your code>", src.encode()):
         if f.rule.startswith(rules):
-            return f"line {first + f.line - 1} `{statement(src, f.line)}`: {f.rule} {f.message}. Fix: {f.fix}"
+            return say(
+                "core.portcheck",
+                "line {line} `{code}`: {rule} {message}. Fix: {fix}",
+                line=first + f.line - 1,
+                code=statement(src, f.line),
+                rule=f.rule,
+                message=f.message,
+                fix=f.fix,
+            )
     return None
 
 
@@ -99,6 +152,11 @@ def literal_autocast(obj) -> str | None:
             for a in args:
                 if isinstance(a, ast.Constant) and isinstance(a.value, str):
                     line = first + node.lineno - 1
-                    return (f"line {line}: autocast for {a.value!r} by name runs only where the data is on that "
-                            "device: take the data's, x.device.type (lesson 02, section 3)")  # fmt: skip
+                    return say(
+                        "core.literal_autocast",
+                        "line {line}: autocast for {name!r} by name runs only where "
+                        "the data is on that device: take the data's, x.device.type (lesson 02, section 3)",
+                        line=line,
+                        name=a.value,
+                    )
     return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from helpers.exercises.core import check
+from helpers.exercises.core import check, say
 
 
 def _lane_sum(values, offsets, width):
@@ -21,16 +21,35 @@ def check_reduction_offsets(offsets_for):
     for wave in (32, 64):
         offsets = list(offsets_for(wave))
         if not all(isinstance(o, int) and o > 0 for o in offsets):
-            return False, f"for {wave} lanes the offsets are {offsets}: lane offsets are whole numbers above 0 " \
-                          "(halve with //, as integer code on the GPU does)"  # fmt: skip
+            return False, say(
+                "05a.whole",
+                "for {wave} lanes the offsets are {offsets}: lane offsets are whole numbers "
+                "above 0 (halve with //, as integer code on the GPU does)",
+                wave=wave,
+                offsets=offsets,
+            )
         values = list(range(1, wave + 1))
         got = _lane_sum(values, offsets, wave)
         if got != sum(values):
             if offsets and max(offsets) < wave // 2:
-                return False, f"on {wave} lanes lane 0 got {got}, not {sum(values)}: lanes {wave // 2}-{wave - 1} " \
-                              "are never added; start at warpSize / 2"  # fmt: skip
-            return False, f"on {wave} lanes lane 0 got {got}, expected {sum(values)}: halve the offset each step"
-    return True, "lane 0 holds the full sum on 32-lane warps and 64-lane wavefronts"
+                return False, say(
+                    "05a.half",
+                    "on {wave} lanes lane 0 got {got}, not {want}: lanes {first}-{last} are "
+                    "never added; start at warpSize / 2",
+                    wave=wave,
+                    got=got,
+                    want=sum(values),
+                    first=wave // 2,
+                    last=wave - 1,
+                )
+            return False, say(
+                "05a.halve",
+                "on {wave} lanes lane 0 got {got}, expected {want}: halve the offset each step",
+                wave=wave,
+                got=got,
+                want=sum(values),
+            )
+    return True, say("05a.done", "lane 0 holds the full sum on 32-lane warps and 64-lane wavefronts")
 
 
 @check("05b")
@@ -39,11 +58,15 @@ def check_lane_masks(cuda_source):
     from helpers.portcheck import scan_cpp
 
     if not isinstance(cuda_source, str):
-        return False, "kernel_source must be the kernel's text (a string)"
+        return False, say("05b.string", "kernel_source must be the kernel's text (a string)")
     for f in scan_cpp("kernel.cu", cuda_source):
         if f.rule in ("PC201", "PC202"):
             line = cuda_source.splitlines()[f.line - 1].strip()
-            return False, f"line {f.line} `{line}`: {f.message}"
+            return False, say(
+                "05b.finding", "line {line} `{code}`: {message}", line=f.line, code=line, message=f.message
+            )
     if not re.search(r"shfl", cuda_source, re.I):
-        return False, "keep the shuffle reduction (__shfl_down / __shfl_xor): change its width and mask only"
-    return True, "no 32-lane constant or 32-bit mask left"
+        return False, say(
+            "05b.keep_shfl", "keep the shuffle reduction (__shfl_down / __shfl_xor): change its width and mask only"
+        )
+    return True, say("05b.done", "no 32-lane constant or 32-bit mask left")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises.core import check
+from helpers.exercises.core import check, say
 
 
 @check("06a")
@@ -19,16 +19,22 @@ def check_hang_fixed(script_source, timeout=120):
         r = run_torchrun(str(script), nproc=2, timeout=timeout, env={"CUDA_VISIBLE_DEVICES": "-1",
                                                                       "HIP_VISIBLE_DEVICES": "-1"})  # fmt: skip
     if r.timed_out:
-        return False, f"still hanging after {timeout} s"
+        return False, say("06a.hanging", "still hanging after {timeout} s", timeout=timeout)
     if r.returncode != 0:
         waited = [ln.strip() for ln in r.output.splitlines() if "imed out" in ln]
         if not waited:
-            return False, f"the script failed: {r.output.strip().splitlines()[-1][:160] if r.output.strip() else ''}"
-        return False, f"{waited[0].split(': ', 1)[0]} waited in a collective the other rank never called: every " \
-                      f"rank must run the same collectives, the same number of times ({waited[0][-70:]})"  # fmt: skip
+            last = r.output.strip().splitlines()[-1][:160] if r.output.strip() else ""
+            return False, say("06a.failed", "the script failed: {last}", last=last)
+        return False, say(
+            "06a.waited",
+            "{who} waited in a collective the other rank never called: every rank must run "
+            "the same collectives, the same number of times ({line})",
+            who=waited[0].split(": ", 1)[0],
+            line=waited[0][-70:],
+        )
     if r.output.count("done") < 2:
-        return False, "both ranks must print 'done' at the end"
-    return True, "both ranks finished"
+        return False, say("06a.done_missing", "both ranks must print 'done' at the end")
+    return True, say("06a.done", "both ranks finished")
 
 
 @check("06b")
@@ -38,7 +44,15 @@ def check_backend_choice(backend_for):
     for device_type, rocm, want in cases:
         got = backend_for(device_type, rocm)
         if got != want:
-            where = "an AMD GPU (ROCm)" if rocm else ("an NVIDIA GPU" if device_type == "cuda" else "the CPU")
-            tip = " ('nccl' is RCCL on ROCm; there is no 'rccl' backend)" if rocm else ""
-            return False, f"on {where} got {got!r}, expected {want!r}{tip}"
-    return True, "'nccl' on NVIDIA and AMD GPUs, 'gloo' on the CPU"
+            if rocm:
+                return False, say(
+                    "06b.amd",
+                    "on an AMD GPU (ROCm) got {got!r}, expected {want!r} ('nccl' is RCCL on "
+                    "ROCm; there is no 'rccl' backend)",
+                    got=got,
+                    want=want,
+                )
+            if device_type == "cuda":
+                return False, say("06b.nvidia", "on an NVIDIA GPU got {got!r}, expected {want!r}", got=got, want=want)
+            return False, say("06b.cpu", "on the CPU got {got!r}, expected {want!r}", got=got, want=want)
+    return True, say("06b.done", "'nccl' on NVIDIA and AMD GPUs, 'gloo' on the CPU")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises.core import check
+from helpers.exercises.core import check, say
 
 
 @check("07a")
@@ -11,20 +11,27 @@ def check_tunableop_env(record_env, reuse_env):
     the tuned results, one file per rank."""
     p = "PYTORCH_TUNABLEOP_"
     if not isinstance(record_env, dict) or not isinstance(reuse_env, dict):
-        return False, "record_env and reuse_env must be dicts of environment variables"
+        return False, say("07a.dicts", "record_env and reuse_env must be dicts of environment variables")
     if record_env.get(p + "ENABLED") != "1":
-        return False, f"record_env: TunableOp must be on to record anything: {p}ENABLED=1 (values are strings)"
+        return False, say(
+            "07a.enabled", "record_env: TunableOp must be on to record anything: {p}ENABLED=1 (values are strings)", p=p
+        )
     if record_env.get(p + "RECORD_UNTUNED") != "1":
-        return False, f"record_env: only record the shapes while training: {p}RECORD_UNTUNED=1"
+        return False, say("07a.record", "record_env: only record the shapes while training: {p}RECORD_UNTUNED=1", p=p)
     if record_env.get(p + "TUNING") != "0":
-        return False, f"record_env: no tuning during the training run: {p}TUNING=0 (tune later, offline)"
+        return False, say(
+            "07a.no_tuning", "record_env: no tuning during the training run: {p}TUNING=0 (tune later, offline)", p=p
+        )
     if reuse_env.get(p + "ENABLED") != "1" or reuse_env.get(p + "TUNING") != "0":
-        return False, f"reuse_env: use the results without tuning again: {p}ENABLED=1 and {p}TUNING=0"
+        return False, say(
+            "07a.reuse", "reuse_env: use the results without tuning again: {p}ENABLED=1 and {p}TUNING=0", p=p
+        )
     # One file per rank needs nothing more: TunableOp inserts the GPU ordinal into the file name itself, at %d or
     # before the extension (Tunable.cpp: SetFilename(filename, true) for PYTORCH_TUNABLEOP_FILENAME and the default).
-    return True, (
-        "record while training, tune offline (tune_gemm_in_file), reuse: each rank reads its own file, "
-        "TunableOp puts the GPU ordinal into the name (at %d, else before the extension)"
+    return True, say(
+        "07a.done",
+        "record while training, tune offline (tune_gemm_in_file), reuse: each rank reads its "
+        "own file, TunableOp puts the GPU ordinal into the name (at %d, else before the extension)",
     )
 
 
@@ -52,12 +59,25 @@ def check_gpu_timer(time_step):
             mock.patch.object(torch.accelerator, "synchronize", synchronize):  # fmt: skip
         seconds = time_step(launch, torch.device("cuda"))  # portcheck: ignore=PC101 (a fake GPU)
     if not isinstance(seconds, int | float):
-        return False, f"time_step returned {type(seconds).__name__}: return the seconds per call, a number"
+        return False, say(
+            "07b.number",
+            "time_step returned {kind}: return the seconds per call, a number",
+            kind=type(seconds).__name__,
+        )
     if abs(seconds - 0.05) < 1e-6:
-        return True, "the clock is read after the GPU finished: asynchronous work is counted"
+        return True, say("07b.done", "the clock is read after the GPU finished: asynchronous work is counted")
     if abs(seconds - 0.001) < 1e-6:
-        return False, "you timed the launch only (1 ms of 50): GPU work is asynchronous, call " \
-                      "torch.cuda.synchronize(device) before reading the clock"  # fmt: skip
+        return False, say(
+            "07b.launch",
+            "you timed the launch only (1 ms of 50): GPU work is asynchronous, call "
+            "torch.cuda.synchronize(device) before reading the clock",
+        )
     if abs(seconds - 50.0) < 1e-3:
-        return False, "that is 50, for a step of 0.05 seconds: return seconds, as time.perf_counter() differences are"
-    return False, f"got {seconds!r} for a step of 0.05 seconds: synchronize before each clock read, time one call"
+        return False, say(
+            "07b.ms", "that is 50, for a step of 0.05 seconds: return seconds, as time.perf_counter() differences are"
+        )
+    return False, say(
+        "07b.other",
+        "got {got!r} for a step of 0.05 seconds: synchronize before each clock read, time one call",
+        got=seconds,
+    )
