@@ -49,3 +49,12 @@ def test_an_edited_english_cell_makes_its_translation_stale(tmp_path, monkeypatc
 
 def test_the_chinese_readme_is_generated_from_its_catalogue():
     assert (ROOT / "README.zh-CN.md").read_text() == i18n.readme("zh_CN"), "run: python tools/i18n.py readme"
+
+
+def test_make_lab_in_chinese_builds_and_serves_the_generated_notebooks():
+    import subprocess
+
+    dry = subprocess.run(["make", "-n", "-s", "lab", "COURSE_LANG=zh_CN"], cwd=ROOT, capture_output=True, text=True,
+                         check=True, env={"PATH": "/usr/bin:/bin", "COURSE_SYSTEM_PYTHON": "1"}).stdout  # fmt: skip
+    assert "tools/i18n.py build --out build/zh_CN &&" in dry
+    assert f"COURSE_LANG=zh_CN NOTEBOOKS={ROOT}/build/zh_CN/notebooks tools/lab.sh" in " ".join(dry.split())

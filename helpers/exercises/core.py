@@ -4,9 +4,9 @@ A check never raises: it returns a :class:`Verdict` (done or "not yet", and what
 Jupyter. So a notebook run top to bottom with the exercises unsolved still finishes (nbval, papermill).
 
 Every hint is written in English where it is decided, `say("01a.define", "define a function ...")`, and speaks the
-learner's language: with COURSE_LANG=zh_CN (`make lab COURSE_LANG=zh_CN` sets it) the text comes from
-helpers/exercises/zh_CN.toml, keyed by the message id, as long as that translation records the English text it
-translates (its hash; tests/test_exercises_i18n.py fails on a stale one, and a stale one is never shown).
+learner's language: in a zh-CN notebook, or with COURSE_LANG=zh_CN (`make lab COURSE_LANG=zh_CN` sets it), the text
+comes from helpers/exercises/zh_CN.toml, keyed by the message id, as long as that translation records the English
+text it translates (its hash: `make test` fails on a stale one, and a stale one is never shown).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import ast
 import functools
 import hashlib
 import inspect
+import json
 import os
 import re
 import textwrap
@@ -24,9 +25,17 @@ from pathlib import Path
 
 
 class Message(str):
-    """A check's answer in the learner's language, carrying the id of the message it was made from."""
+    """A check's answer in the learner's language; it keeps its id, English text and values, so it can be shown
+    in another language too (`translated`)."""
 
     key: str | None = None
+    english: str = ""
+    values: dict = {}
+
+    def translated(self, lang: str) -> str:
+        """This message in `lang`, its values too where they are messages (English where no translation is current)."""
+        values = {k: v.translated(lang) if isinstance(v, Message) else v for k, v in self.values.items()}
+        return render(self.key, self.english, values, lang)
 
 
 @functools.cache
@@ -36,18 +45,35 @@ def translations(lang: str) -> dict[str, dict]:
     return tomllib.loads(path.read_text()) if path.exists() else {}
 
 
+def language() -> str:
+    """COURSE_LANG when it is set; else the language of the notebook this kernel runs, which JupyterLab names in
+    JPY_SESSION_NAME (a generated zh-CN notebook says "course": {"lang": "zh_CN"} in its metadata); else English."""
+    return os.environ.get("COURSE_LANG") or _notebook_language(os.environ.get("JPY_SESSION_NAME", ""))
+
+
+@functools.cache
+def _notebook_language(path: str) -> str:
+    try:
+        return json.loads(Path(path).read_text())["metadata"]["course"]["lang"]
+    except (OSError, ValueError, KeyError, TypeError):  # no notebook, not one, or an English one
+        return "en"
+
+
+def render(key: str, english: str, values: dict, lang: str) -> str:
+    """The text of message `key` in `lang`: its translation where that records this English text, else the English."""
+    t = translations(lang).get(key)
+    current = t and t["en"] == hashlib.sha256(english.encode()).hexdigest()[:12]
+    return (t["text"] if current else english).format(**values)
+
+
 def say(key: str, english: str, **values) -> Message:
-    """The message `key` in COURSE_LANG (English by default), its {placeholders} filled with `values`.
+    """The message `key` in the learner's language (`language()`), its {placeholders} filled with `values`.
 
     >>> say("02a.define", "define a function `{name}`", name="train_step")
     'define a function `train_step`'
     """
-    text = english
-    t = translations(os.environ.get("COURSE_LANG", "en")).get(key)
-    if t and t["en"] == hashlib.sha256(english.encode()).hexdigest()[:12]:
-        text = t["text"]
-    message = Message(text.format(**values))
-    message.key = key
+    message = Message(render(key, english, values, language()))
+    message.key, message.english, message.values = key, english, values
     return message
 
 
