@@ -70,13 +70,14 @@ def check_amp_step(train_step, scaler):
     order = _run_step(train_step, model, opt, x, y, test_scaler)
     if order:
         return False, order
-    if not dtypes or dtypes[0] != torch.float16:
-        ran = dtypes[0] if dtypes else say("02a.nothing", "nothing")
+    if not dtypes:
+        return False, say("02a.no_forward", "train_step never ran the model: call model(x) inside it")
+    if dtypes[0] != torch.float16:
         return False, say(
             "02a.dtype",
             "the forward pass ran in {ran}, on the CPU here: wrap it in torch.autocast for "
             "the device of the data, x.device.type, with dtype=torch.float16",
-            ran=ran,
+            ran=dtypes[0],
         )
     if not grads:
         return False, say(
