@@ -77,13 +77,11 @@ $(VENV)/.dev-stamp: $(VENV)/.stamp requirements-dev.txt
 run: $(ENV_STAMP)
 	$(PY) tools/run_notebooks.py --cell-timeout $(CELL_TIMEOUT) $(if $(PARAMS),--params $(PARAMS)) $(NOTEBOOKS)
 
-# COURSE_LANG=zh_CN: the Simplified Chinese edition, generated from the English notebooks and i18n/zh_CN/ into
-# build/zh_CN/notebooks (the code is the English code; edit the English notebook or the catalogue, never the copy);
-# the kernels inherit COURSE_LANG, so the exercise checks answer in Chinese too.
+# COURSE_LANG=zh_CN: the Simplified Chinese edition, which tools/lab.sh generates from the English notebooks and
+# i18n/zh_CN/ into build/zh_CN/notebooks (the code is the English code; edit the English notebook or the catalogue,
+# never the copy); its exercise checks answer in Chinese too.
 lab: $(ENV_STAMP)
-	$(if $(filter zh_CN,$(COURSE_LANG)),$(PY) tools/i18n.py build --out build/zh_CN &&) PY=$(PY) LAB_IP=127.0.0.1 \
-		LAB_PORT=$(LAB_PORT) $(if $(filter zh_CN,$(COURSE_LANG)),COURSE_LANG=zh_CN \
-		NOTEBOOKS=$(CURDIR)/build/zh_CN/notebooks) tools/lab.sh
+	PY=$(PY) LAB_IP=127.0.0.1 LAB_PORT=$(LAB_PORT) COURSE_LANG=$(COURSE_LANG) tools/lab.sh
 
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check helpers tests tools notebooks
@@ -192,7 +190,7 @@ docker-build:
 	docker build -t $(IMAGE) .
 
 docker-lab:
-	docker run --rm -it $(DOCKER_GPU_FLAGS) -p 127.0.0.1:$(LAB_PORT):8888 -e JUPYTER_TOKEN $(IMAGE)
+	docker run --rm -it $(DOCKER_GPU_FLAGS) -p 127.0.0.1:$(LAB_PORT):8888 -e JUPYTER_TOKEN -e COURSE_LANG $(IMAGE)
 
 docker-test:
 	docker run --rm $(DOCKER_GPU_FLAGS) $(IMAGE) make doctor nbval

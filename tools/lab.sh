@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Start JupyterLab on the course notebooks, token-protected. Used by `make lab` (LAB_IP=127.0.0.1) and
 # by the workshop image's CMD (LAB_IP=0.0.0.0 inside the container; docker publishes it on 127.0.0.1).
+# COURSE_LANG=zh_CN serves the Simplified Chinese edition (make lab COURSE_LANG=zh_CN, docker run -e COURSE_LANG).
 #   JUPYTER_TOKEN unset -> a random token is generated and printed; set but empty -> refused.
 set -euo pipefail
 PY="${PY:-python3}"
 LAB_IP="${LAB_IP:-127.0.0.1}"
 LAB_PORT="${LAB_PORT:-8888}"
-NOTEBOOKS="${NOTEBOOKS:-$(cd "$(dirname "$0")/.." && pwd)/notebooks}"
+COURSE="$(cd "$(dirname "$0")/.." && pwd)"
+NOTEBOOKS="${NOTEBOOKS:-$COURSE/notebooks}"
+# COURSE_LANG=zh_CN: the Simplified Chinese edition, generated from the English notebooks and i18n/zh_CN/ (never
+# edited by hand); its exercise checks answer in Chinese (they read the language from the notebook they run in).
+if [ "${COURSE_LANG:-}" = zh_CN ]; then
+  "$PY" "$COURSE/tools/i18n.py" build --out "$COURSE/build/zh_CN"
+  NOTEBOOKS="$COURSE/build/zh_CN/notebooks"
+fi
 if [ -z "${JUPYTER_TOKEN+set}" ]; then
   JUPYTER_TOKEN="$("$PY" -c 'import secrets; print(secrets.token_hex(24))')"
 elif [ -z "$JUPYTER_TOKEN" ]; then
