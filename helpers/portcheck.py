@@ -846,7 +846,9 @@ class _PyScan:
         self.gpu_named = [(a, b, f) for a, b, f in named if f not in loose]
         self.compared = {id(x) for n in nodes if isinstance(n, ast.Compare) for x in [n.left, *n.comparators]}
         self.aliases: dict[str, str] = {}  # local name -> what it was imported as ("xops" -> "xformers.ops")
-        self.optional: set[str] = set()  # packages imported with a fallback: try/except ImportError, find_spec
+        # Imports with a fallback (try/except ImportError), in a branch (find_spec, a --quantize option) or lazy (in a
+        # function body) are opt-in, each on its own: one optional import of a package excuses no other import of it.
+        opt_in: set[int] = set()
         for n in nodes:
             if isinstance(n, ast.Import):
                 self.aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
@@ -854,12 +856,15 @@ class _PyScan:
             elif isinstance(n, ast.ImportFrom) and n.module:
                 self.aliases.update({a.asname or a.name: f"{n.module}.{a.name}" for a in n.names})
             elif isinstance(n, ast.Try) and any(_catches_import_error(h) for h in n.handlers):
-                self.optional |= {m.split(".")[0] for stmt in n.body for m in _modules(stmt)}
-            elif isinstance(n, ast.If):  # an import inside a branch (find_spec, a --quantize option) is opt-in
-                self.optional |= {m.split(".")[0] for stmt in n.body + n.orelse for sub in ast.walk(stmt)
-                                  for m in _modules(sub)}  # fmt: skip
-            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):  # so is a lazy import in a function body
-                self.optional |= {m.split(".")[0] for sub in ast.walk(n) for m in _modules(sub)}
+                opt_in |= {id(stmt) for stmt in n.body if _modules(stmt)}
+            elif isinstance(n, ast.If):
+                opt_in |= {id(sub) for stmt in n.body + n.orelse for sub in ast.walk(stmt) if _modules(sub)}
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                opt_in |= {id(sub) for sub in ast.walk(n) if _modules(sub)}
+        self.opt_in_imports = opt_in
+        imported = [(id(n), m.split(".")[0]) for n in nodes for m in _modules(n)]
+        # packages this module only ever imports opt-in: their use is opt-in too (PC301's call sites)
+        self.optional = {top for i, top in imported if i in opt_in} - {top for i, top in imported if i not in opt_in}
         self.triton = any(m.split(".")[0] == "triton" for n in nodes for m in _modules(n))
         # A module that times the GPU (torch.cuda.synchronize(), torch.cuda.Event) and tests for a GPU nowhere is GPU
         # code by design, a kernel benchmark or autotuner: its .cuda() calls are that design, not an oversight.
@@ -1131,7 +1136,7 @@ class _PyScan:
             self.add(node, "PC102", ": from torch.cuda.amp import ...")
         for m in mods:
             top = m.split(".")[0]
-            if top in self.optional:
+            if id(node) in self.opt_in_imports:
                 continue  # an optional import with a fallback: fine on every machine
             if top in DEPENDENCIES and not self._inside_package(top):
                 self.add(node, DEPENDENCIES[top][0], f": import {m}")

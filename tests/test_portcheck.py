@@ -115,7 +115,7 @@ def test_ported_lesson_assets_are_clean():
 
 
 def test_the_project_itself_reports_only_legacy_assets():
-    result = scan([str(ROOT)], exclude=["tests/portcheck_corpus/*"])
+    result = scan([str(ROOT)], exclude=["tests/portcheck_corpus/*", "tests/portcheck/fixtures/*"])
     assert result["errors"] == []
     paths = {os.path.relpath(f["path"], ROOT) for f in result["findings"]}
     assert all(p.startswith("notebooks/assets/") for p in paths), paths
