@@ -1564,14 +1564,18 @@ def scan(paths, select=None, ignore=None, exclude=(), stdin: tuple[str, bytes] |
 
 
 def format_text(result: dict) -> str:
-    out, last = [], None
+    """One line per finding; a rule's fix once per file, under its first finding there (the same fix twelve times
+    says nothing new); then the rules found, each described in full, and the totals."""
+    out, last, fixed = [], None, set()
     for f in result["findings"]:
         if f["path"] != last:
             if last is not None:
                 out.append("")
-            last = f["path"]
+            last, fixed = f["path"], set()
         out.append(f"{f['path']}:{f['line']}:{f['col']}: {f['rule']} {f['severity']} {f['message']}")
-        out.append(f"    fix: {f['fix']}") if f["fix"] else None
+        if f["fix"] and (f["rule"], f["fix"]) not in fixed:
+            out.append(f"    fix: {f['fix']}")
+            fixed.add((f["rule"], f["fix"]))
     for e in result["errors"]:
         out.append(f"{e['path']}: could not read: {e['error']}")
     if out:
@@ -1579,7 +1583,7 @@ def format_text(result: dict) -> str:
     for rule, n in result["summary"].items():  # by the severity each finding got (a test's PC101 is a warning)
         got = Counter(f["severity"] for f in result["findings"] if f["rule"] == rule)
         how = ", ".join(f"{got[s]} {s}" for s in ("error", "warning", "info") if got[s])
-        out.append(f"{n:5d}  {rule} ({how}) {RULES[rule].message[:80]}")
+        out.append(f"{n:5d}  {rule} ({how}) {RULES[rule].message}")
     n = len(result["findings"])
     errors = sum(f["severity"] == "error" for f in result["findings"])
     out.append(f"{n} finding{'s' * (n != 1)} in {result['files_scanned']} files ({result['lines_scanned']} lines), "

@@ -1185,3 +1185,16 @@ def test_the_word_accelerator_is_no_gpu_test_but_a_users_accelerator_choice_is(t
         "    return x\n"
     )
     assert [(f["line"], f["severity"]) for f in scan([str(src)])["findings"]] == [(6, "error"), (8, "error")]
+
+
+def test_text_output_gives_a_rules_fix_once_per_file_and_whole_descriptions():
+    """notebooks/assets printed the same PC101 fix twelve times and cut the summary's descriptions mid-word."""
+    from helpers.portcheck import format_text
+
+    one = scan([str(ROOT / "notebooks" / "assets" / "legacy_resnet_cuda.py")])
+    pc101 = [f for f in one["findings"] if f["rule"] == "PC101"]
+    assert len(pc101) > 5 and format_text(one).count(f"    fix: {RULES['PC101'].fix}") == 1
+    result = scan([str(ROOT / "notebooks" / "assets")])
+    out = format_text(result)
+    for rule in result["summary"]:
+        assert re.search(rf"^\s+\d+  {rule} \([^)]*\) {re.escape(RULES[rule].message)}$", out, re.M), rule
