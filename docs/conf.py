@@ -16,6 +16,8 @@ myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3  # the README's "#running-a-workshop" links
 nb_execution_mode = "off"  # outputs come from `make run`, with the machine they ran on named on each page
 nb_merge_streams = True  # one block per stream, carriage returns (progress bars) applied as a terminal would
+# helpers.record's numbers travel in their own MIME type (application/vnd.rocm-course.metric+json), which no page
+# renders: the results page lists them.
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
 html_theme = "sphinx_book_theme"
