@@ -86,6 +86,9 @@ RULES = {
              "plain tl operations; triton.language.extra.libdevice picks the CUDA or HIP library (lesson 08)"),
         Rule("PC306", "warning", "warp size 32 hard-coded next to Triton code: CDNA wavefronts have 64 lanes",
              "triton.runtime.driver.active.get_current_target().warp_size"),
+        Rule("PC307", "error", "there is no pytorch-rocm or torch-rocm package: pip finds no such distribution",
+             "pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y (or AMD's index, or the "
+             "rocm/pytorch image: lesson 00, section 3)"),
         Rule("PC201", "error", "warp size of 32 hard-coded: AMD CDNA wavefronts have 64 lanes",
              "use warpSize (device code) or at::cuda::warp_size() (host code)"),
         Rule("PC202", "error", "32-bit lane mask: AMD wavefronts have 64 lanes",
@@ -148,6 +151,10 @@ CUDA_ONLY_VARS = {
     ),
 }
 CUDA_ONLY_VAR = re.compile(r"\b(" + "|".join(CUDA_ONLY_VARS) + r")\b")
+# An install line for a PyTorch package that does not exist (the seed of many porting guides' errors): PC307
+NO_SUCH_PACKAGE = re.compile(
+    r"\b(?:pip3?|conda|mamba)\b[^#\n]*\binstall\b[^#\n]*?(?<![\w.-])(pytorch-rocm|torch-rocm)(?![\w.-])"
+)
 CUDA_ONLY_PACKAGES = {
     "cupy": "CuPy's ROCm support is experimental: AMD's amd-cupy wheels (pypi.amd.com) or a source build with "
     "CUPY_INSTALL_USE_HIP=1 (PyPI's cupy-rocm-* wheels stop at 13.3); or torch tensors",
@@ -1417,6 +1424,9 @@ def scan_build(path: str, source: str) -> list[Finding]:
         out.append(_finding(path, lines, i, lines[i - 1].index("TORCH_CUDA_ARCH_LIST") + 1, "PC205"))
     if not path.endswith(".py"):  # setup.py's strings are Python's (PC114 there comes from the ast scan)
         for i, line in enumerate(lines, 1):
+            fake = NO_SUCH_PACKAGE.search(line.split("#", 1)[0])
+            if fake:
+                out.append(_finding(path, lines, i, fake.start(1) + 1, "PC307", f": {fake.group(1)}"))
             m = CUDA_ONLY_VAR.search(line.split("#", 1)[0])
             if m and not any(k in source for k in CUDA_ONLY_VARS[m.group(1)][1]):
                 out.append(_finding(path, lines, i, m.start() + 1, "PC114", f": {m.group(1)} -> "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.portcheck import scan_cpp, scan_python
+from helpers.portcheck import _kind, scan_build, scan_cpp, scan_python
 
 FIXTURES = sorted((Path(__file__).parent / "portcheck" / "fixtures").rglob("*.*"))
 EXPECT = re.compile(r"(?:#|//)\s*expect:\s*(.+)$")
@@ -25,5 +25,8 @@ def expected(text: str) -> set[tuple[int, str, str]]:
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_findings_are_the_expected_ones(path):
     text = path.read_text()
-    scan = scan_python(path.name, text.encode()) if path.suffix == ".py" else scan_cpp(path.name, text)
+    kind = _kind(str(path))
+    scanner = {"python": lambda: scan_python(path.name, text.encode()), "cpp": lambda: scan_cpp(path.name, text),
+               "build": lambda: scan_build(path.name, text)}[kind]  # fmt: skip
+    scan = scanner()
     assert {(f.line, f.rule, f.severity) for f in scan} == expected(text)
