@@ -71,8 +71,10 @@ RULES = {
         Rule("PC114", "warning", "CUDA-only tuning variable: ROCm ignores it",
              "set the ROCm counterpart in the message too (lesson 07)"),
         Rule("PC301", "error", "flash-attn is a CUDA extension: it imports only where a build for this GPU exists",
-             "F.scaled_dot_product_attention on (B, H, S, D): transpose flash-attn's (B, S, H, D) in and out "
-             "(lesson 08)"),
+             "F.scaled_dot_product_attention on (B, H, S, D): transpose flash-attn's (B, S, H, D) in and out; fewer "
+             "key/value heads than query heads (GQA): enable_gqa=True; causal with fewer queries than keys (decoding, "
+             "chunked prefill): flash-attn aligns the mask bottom-right and is_causal top-left, so pass "
+             "attn_mask=causal_lower_right(q_len, k_len) from torch.nn.attention.bias (lesson 08)"),
         Rule("PC302", "error", "xformers ops need an xformers build for this GPU",
              "F.scaled_dot_product_attention(attn_mask=bias) on (B, H, S, D), transposed from xformers' (B, M, H, K) "
              "(lesson 08)"),
@@ -92,7 +94,8 @@ RULES = {
         Rule("PC201", "error", "warp size of 32 hard-coded: AMD CDNA wavefronts have 64 lanes",
              "use warpSize (device code) or at::cuda::warp_size() (host code)"),
         Rule("PC202", "error", "32-bit lane mask: AMD wavefronts have 64 lanes",
-             "ATen's WARP_SHFL_* helpers (ATen/cuda/DeviceUtils.cuh), or 64-bit masks (unsigned long long) on ROCm"),
+             "in a torch extension, ATen's WARP_SHFL_* helpers (ATen/cuda/DeviceUtils.cuh); elsewhere 64-bit masks "
+             "(unsigned long long) on ROCm"),
         Rule("PC203", "error", "inline PTX assembly does not compile for AMD GPUs",
              "use a CUDA/HIP intrinsic or plain C++"),
         Rule("PC204", "warning", "CUDA-only library", "see the message for its ROCm equivalent"),
