@@ -1397,10 +1397,16 @@ def _wave32_only(lines: list[str]) -> set[int]:
     return _lines_of((a, b) for group in _if_groups(lines, rdna) for a, b, only in group if only)
 
 
+def _without_block_comments(source: str) -> str:
+    """The source with each /* ... */ comment blanked out, lines and columns kept: code in a comment is no code."""
+    return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group()), source, flags=re.S)
+
+
 def scan_cpp(path: str, source: str) -> list[Finding]:
-    lines, out = source.splitlines(), []
-    compiled_out, wave32, not_rocm = _cuda_arch_only(lines), _wave32_only(lines), _rocm_excluded(lines)
-    for i, raw in enumerate(lines, 1):
+    lines, out = source.splitlines(), []  # (the original lines: suppression comments and messages quote them)
+    code_lines = _without_block_comments(source).splitlines()
+    compiled_out, wave32, not_rocm = _cuda_arch_only(code_lines), _wave32_only(code_lines), _rocm_excluded(code_lines)
+    for i, raw in enumerate(code_lines, 1):
         if i in not_rocm:
             continue  # a branch the ROCm build never compiles (#ifndef USE_ROCM)
         code = raw.split("//", 1)[0]
