@@ -1,7 +1,8 @@
 """Lesson 07: time a training step in a fresh process, the way the first step of a new job meets it.
 
-Some settings only show in a new process: TunableOp reads its PYTORCH_TUNABLEOP_* variables once and writes its
-results file when the process exits; MIOpen reads MIOPEN_FIND_MODE once; a cold find-db is a new MIOPEN_USER_DB_PATH.
+Some settings only show in a new process: TunableOp reads its PYTORCH_TUNABLEOP_* variables once, and a second
+process is what shows its results file being reused (torch 2.10+ appends each result as it is found, 2.5-2.9 write
+the file at exit); MIOpen reads MIOPEN_FIND_MODE once; a cold find-db is a new MIOPEN_USER_DB_PATH.
 So lesson 07 starts this script once per setting, with the setting in the environment, and reads the JSON line it
 prints last:
 
