@@ -41,6 +41,8 @@ class Message(str):
 @functools.cache
 def translations(lang: str) -> dict[str, dict]:
     """id -> {"en": hash of the English, "text": the translation} from helpers/exercises/<lang>.toml."""
+    if not re.fullmatch(r"[A-Za-z]{2,3}(_[A-Za-z]{2})?", lang):  # COURSE_LANG=en_US.UTF-8 or a path: no catalogue
+        return {}
     path = Path(__file__).with_name(f"{lang}.toml")
     return tomllib.loads(path.read_text()) if path.exists() else {}
 
