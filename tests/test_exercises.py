@@ -477,7 +477,7 @@ ATTEMPTS = {
                 'kernel_source = r"""\n#define WARP_SIZE 32\n__device__ float warp_sum(float v) {\n'
                 "  for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2)\n"
                 '    v += WARP_SHFL_DOWN(v, offset);\n  return v;\n}\n"""\n',
-                "line 2",
+                "warpSize / 2",
             ),
             (
                 "the reduction removed",

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from helpers.portcheck import scan
 
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "portcheck_corpus"
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "portcheck" / "fixtures"
 
 
 def build_tree(root: Path, target_lines: int) -> int:
     """Write files (packages of modules) until about target_lines lines of Python exist; returns the count."""
-    bad, good = (CORPUS / "py_bad.py").read_text(), (CORPUS / "py_good.py").read_text()
+    bad, good = (FIXTURES / "pc1xx_api" / "py_bad.py").read_text(), (FIXTURES / "pc1xx_api" / "py_good.py").read_text()
     filler = "".join(
         f"def step_{i}(model, batch, opt):\n    loss = model(batch).sum()\n    loss.backward()\n"
         f"    opt.step()\n    return {{'loss': loss.item(), 'i': {i}}}\n\n\n"
@@ -34,7 +34,7 @@ def build_tree(root: Path, target_lines: int) -> int:
         pkg.mkdir(exist_ok=True)
         (pkg / f"mod{i}.py").write_text(module)
     (root / "kernels").mkdir()
-    (root / "kernels" / "k.cu").write_text((CORPUS / "kernel_bad.cu").read_text() * 20)
+    (root / "kernels" / "k.cu").write_text((FIXTURES / "pc2xx_cpp" / "kernel_bad.cu").read_text() * 20)
     return n_files * per
 
 

@@ -59,11 +59,22 @@ def check_lane_masks(cuda_source):
 
     if not isinstance(cuda_source, str):
         return False, say("05b.string", "kernel_source must be the kernel's text (a string)")
+    from helpers.portcheck.rules.pc2xx_cpp import GROUPS32
+
     for f in scan_cpp("kernel.cu", cuda_source):
         if f.rule in ("PC201", "PC202"):
             line = cuda_source.splitlines()[f.line - 1].strip()
             return False, say(
                 "05b.finding", "line {line} `{code}`: {message}", line=f.line, code=line, message=f.message
+            )
+    for n, code in enumerate(cuda_source.splitlines(), 1):  # warp_sum sums a whole wavefront (05a): no 32-lane group
+        if GROUPS32.search(code.split("//", 1)[0]):
+            return False, say(
+                "05b.group32",
+                "line {line} `{code}`: warp_sum sums the whole wavefront, 64 lanes on CDNA: start the offsets at "
+                "warpSize / 2 (32-lane groups are right only where the whole kernel keeps them, lesson 05 section 3)",
+                line=n,
+                code=code.strip(),
             )
     if not re.search(r"shfl", cuda_source, re.I):
         return False, say(

@@ -1,0 +1,143 @@
+"""PC201-PC204: CUDA/C++ sources (read line by line, in the branches a ROCm build compiles).
+
+A warp of 32 is not wrong by itself on a 64-lane wavefront: shuffles with offsets 16...1 (and ``width=32`` ones)
+stay inside aligned 32-lane halves, so code that groups lanes by 32 consistently (``tid / 32``, ``tid % 32``,
+``thread_block_tile<32>``, 32-thread blocks) computes each half right. PC201 reports what breaks: 32 mixed with
+``warpSize`` in one file, ballots kept in 32 bits, and a wavefront-wide ballot or lane-0 broadcast in code that groups
+by 32 (the two halves hold different rows). Lesson 05 shows each case on a model of the hardware.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..context.cpp import cuda_arch_only, rocm_excluded, wave32_only, without_block_comments
+from ..model import Rule
+
+RULES = [
+    Rule("PC201", "error", "computes wrong results on a 64-lane wavefront (AMD CDNA: MI100-MI300)",
+         "32-lane warp assumed where the hardware wavefront has 64 lanes",
+         "one width per computation: warpSize (device) / at::cuda::warp_size() (host) throughout, or 32-lane groups "
+         "throughout (width=32 shuffles, broadcasts and ballots per 32-lane half) (lesson 05)",
+         "unsigned votes = __ballot_sync(mask, x > 0);"),
+    Rule("PC202", "error", "HIP's *_sync functions static_assert a 64-bit mask: a compile error on every AMD GPU",
+         "32-bit lane mask: HIP's *_sync functions take a 64-bit mask",
+         "in a torch extension, ATen's WARP_SHFL_* / WARP_BALLOT (ATen/cuda/DeviceUtils.cuh); elsewhere a mask type "
+         "per platform (unsigned long long under __HIP_PLATFORM_AMD__)",
+         "v += __shfl_down_sync(0xffffffff, v, offset);"),
+    Rule("PC203", "error", "HIP's compiler has no PTX: it rejects the asm (for f/h/l operands as soon as it parses it)",
+         "inline PTX assembly does not compile for AMD GPUs",
+         "a HIP/CUDA intrinsic or plain C++ for scalar PTX; mma/ldmatrix/cp.async is a rewrite (MFMA builtins, "
+         "rocWMMA or Composable Kernel), kept under #ifdef __CUDA_ARCH__ with a HIP branch",
+         'asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));'),
+    Rule("PC204", "warning", "the library has no HIP build of that name; its ROCm counterpart needs a code change",
+         "CUDA-only library", "see the message for its ROCm equivalent", "#include <cutlass/gemm/device/gemm.h>"),
+]  # fmt: skip
+
+# Code that groups lanes by 32: a warp-size constant of 32, lane arithmetic with 32, 32-thread launches, a shuffle
+# reduction from offset 16
+GROUPS32 = re.compile(
+    r"#\s*define\s+\w*WARP\w*\s+32[uU]?\b"
+    r"|\b\w*(?:[wW]arp|WARP)\w*\s*=\s*32[uU]?\b"  # int warp = 32; constexpr int WARP_SIZE = 32; enum {WARP = 32}
+    r"|threadIdx\.[xyz]\s*(?:%\s*32|&\s*31|>>\s*5|/\s*32)[uU]?\b|\blane\w*\s*&\s*31\b|<<<[^>]*\b32\s*>>>"
+    r"|for\s*\(\s*int\s+\w+\s*=\s*16\s*;\s*\w+\s*>\s*0"
+)
+WARPSIZE = re.compile(r"\bwarpSize\b|\bat::cuda::warp_size\s*\(|\bC10_WARP_SIZE\b")  # the hardware's width
+BALLOT32 = re.compile(
+    r"\b(?:unsigned(?:\s+int)?|uint32_t|int32_t|int)\s+\w+\s*=\s*__ballot(?:_sync)?\s*\(|__popc\s*\(\s*__ballot"
+)
+BALLOT = re.compile(r"__ballot(?:_sync)?\s*\(")
+SHFL = re.compile(r"__shfl(_sync)?\s*\(")
+_MASK = (  # all 32 lanes, in the usual spellings: 0xffffffff, ~0u, uint32_t(-1), (unsigned)-1
+    r"(?:0x[fF]{8}(?:[uU]?[lL]{0,2})?\b|~0[uU]?\b|u?int32_t\s*\(\s*-1\s*\)"
+    r"|\(\s*(?:u?int32_t|unsigned(?:\s+int)?)\s*\)\s*-1\b)"
+)
+MASK32 = re.compile(
+    rf"#\s*define\s+\w*MASK\w*\s+{_MASK}"
+    rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}|__activemask\s*\("
+    rf"|\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?\w*(?:mask|MASK|Mask)\w*\s*=\s*{_MASK}"  # unsigned mask = ~0u
+)
+PTX = re.compile(r"\b(?:__asm__|asm)\s*(?:(?:__volatile__|volatile)\s*)?\(")
+CUDA_LIBS = (
+    (re.compile(r"cublasLt|cublas_v2\.h.*Lt"), "cuBLASLt -> hipBLASLt"),
+    (re.compile(r"\bcutlass\b", re.I), "CUTLASS -> Composable Kernel (CK)"),
+    (re.compile(r"cudnn_frontend"), "cuDNN frontend -> MIOpen"),
+    (re.compile(r"#\s*include\s*<mma\.h>"), "WMMA (<mma.h>, nvcuda::wmma) has no HIP header -> rocWMMA (rocwmma::)"),
+)
+
+
+def _args(code: str, start: int) -> list[str]:
+    """The top-level arguments of the call whose "(" ends at ``start``."""
+    depth, args, cur = 1, [], ""
+    for ch in code[start:]:
+        depth += (ch in "([{") - (ch in ")]}")
+        if depth == 0 or (ch == "," and depth == 1):
+            args.append(cur.strip())
+            cur = ""
+            if depth == 0:
+                break
+        else:
+            cur += ch
+    return args
+
+
+def _broadcast_default_width(code: str) -> re.Match | None:
+    """__shfl_sync(mask, v, 0) / __shfl(v, 0): lane 0's value to every lane of the whole wavefront."""
+    for m in SHFL.finditer(code):
+        args = _args(code, m.end())
+        lane = 2 if m.group(1) else 1
+        if len(args) == lane + 1 and args[lane] == "0":
+            return m
+    return None
+
+
+def _warp_width(code_lines: list[str], skip: set[int]) -> tuple[list[int], int | None]:
+    """The lines that group lanes by 32, and the first line that uses the hardware's width (warpSize)."""
+    groups, hardware = [], None
+    for i, raw in enumerate(code_lines, 1):
+        code = raw.split("//", 1)[0]
+        if i in skip:
+            continue
+        if GROUPS32.search(code):
+            groups.append(i)
+        if hardware is None and WARPSIZE.search(code):
+            hardware = i
+    return groups, hardware
+
+
+def _pc201(i: int, code: str, groups: list[int], hardware: int | None, add) -> None:
+    if hardware and i in groups:
+        add(
+            i,
+            GROUPS32.search(code).start() + 1,
+            "PC201",
+            f": 32 lanes here, warpSize at line {hardware}: on a 64-lane wavefront the two widths disagree",
+        )
+    elif m := BALLOT32.search(code):
+        add(i, m.start() + 1, "PC201", ": a ballot kept in 32 bits: a 64-lane wavefront's has 64 (unsigned long long)")
+    elif groups and (m := BALLOT.search(code) or _broadcast_default_width(code)):
+        what = "a ballot" if "ballot" in m.group() else "lane 0's value broadcast at the default width"
+        add(i, m.start() + 1, "PC201", f": {what} spans the whole 64-lane wavefront, two of the 32-lane groups "
+            f"this file makes (line {groups[0]}); use width=32, or one group per wavefront")  # fmt: skip
+
+
+def check(path: str, source: str, add) -> None:
+    """``add(line, col, rule, extra)`` for each finding of one C/C++/CUDA file."""
+    code_lines = without_block_comments(source).splitlines()  # (code in a comment is no code)
+    not_rocm = rocm_excluded(code_lines) | cuda_arch_only(code_lines)  # (#ifndef USE_ROCM, #if __CUDA_ARCH__)
+    wave32 = wave32_only(code_lines)
+    groups, hardware = _warp_width(code_lines, not_rocm | wave32)
+    for i, raw in enumerate(code_lines, 1):
+        if i in not_rocm:
+            continue  # a branch the ROCm build never compiles
+        code = raw.split("//", 1)[0]
+        if i not in wave32:  # (a warp of 32 is right in code built only for RDNA's wave32 GPUs)
+            _pc201(i, code, groups, hardware, add)
+        if m := MASK32.search(code):
+            add(i, m.start() + 1, "PC202", "")
+        if m := PTX.search(code):
+            add(i, m.start() + 1, "PC203", "")
+        if "#include" in code or "::" in code:
+            for rx, equiv in CUDA_LIBS:
+                if m := rx.search(code):
+                    add(i, m.start() + 1, "PC204", f": {equiv}")

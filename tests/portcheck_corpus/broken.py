@@ -1,2 +1,0 @@
-def oops(:  # expect: PC900
-    pass
