@@ -15,6 +15,61 @@ def section_3() -> str:
     )
 
 
+def _run_on_machines(predict, machines):
+    """{where: (result, moved)} of predict on each simulated machine, or the Message that says why it failed."""
+    import torch
+
+    runs = {}
+    for where, machine in machines.items():
+        with machine() as placement:
+            try:
+                runs[where] = predict(torch.randn(5, 64)), placement.moved
+            except RuntimeError as e:
+                if NO_DRIVER in str(e):
+                    return say(
+                        "01a.no_driver",
+                        "on {where} the code sent tensors to 'cuda': "
+                        "current_accelerator() answers what the build was made for, usable or not (the "
+                        "trap of {section})",
+                        where=where,
+                        section=section_3(),
+                    )
+                if "same device" in str(e):
+                    return say(
+                        "01a.mismatch",
+                        "on {where}: {error}: move every input with .to(device), like the model",
+                        where=where,
+                        error=str(e).strip(),
+                    )
+                raise
+    return runs
+
+
+def _wrong_result(runs):
+    """The Message for the first run whose result is not CPU class ids of shape (5,), or None."""
+    import torch
+
+    for where, (result, _) in runs.items():
+        if not isinstance(result, torch.Tensor):
+            return say(
+                "01a.not_tensor", "predict returned {kind}, expected a tensor of class ids", kind=type(result).__name__
+            )
+        if on_gpu(result):
+            return say(
+                "01a.stays_on_gpu",
+                "on {where} the class ids stay on the GPU (cuda:0): end with .cpu() so callers can use them",
+                where=where,
+            )
+        if result.shape != (5,) or result.dtype != torch.int64:
+            return say(
+                "01a.shape",
+                "expected 5 class ids (shape (5,), int64), got shape {shape}, {dtype}",
+                shape=tuple(result.shape),
+                dtype=result.dtype,
+            )
+    return None
+
+
 @check("01a")
 def check_portable_predict(predict):
     """Exercise 01a: `predict(batch)` runs on this machine, on a laptop with a CUDA wheel and no GPU, and on a GPU
@@ -26,31 +81,11 @@ def check_portable_predict(predict):
     hint = portcheck_hint(predict)
     if hint:
         return False, hint
-    runs = {}
     laptop = say("01a.laptop", "a laptop with a CUDA build of torch and no GPU")
     gpu = say("01a.gpu_machine", "a GPU machine")
-    for where, machine in ((laptop, simulated_laptop), (gpu, simulated_gpu)):
-        with machine() as placement:
-            try:
-                runs[where] = predict(torch.randn(5, 64)), placement.moved
-            except RuntimeError as e:
-                if NO_DRIVER in str(e):
-                    return False, say(
-                        "01a.no_driver",
-                        "on {where} the code sent tensors to 'cuda': "
-                        "current_accelerator() answers what the build was made for, usable or not (the "
-                        "trap of {section})",
-                        where=where,
-                        section=section_3(),
-                    )
-                if "same device" in str(e):
-                    return False, say(
-                        "01a.mismatch",
-                        "on {where}: {error}: move every input with .to(device), like the model",
-                        where=where,
-                        error=str(e).strip(),
-                    )
-                raise
+    runs = _run_on_machines(predict, {laptop: simulated_laptop, gpu: simulated_gpu})
+    if not isinstance(runs, dict):
+        return False, runs
     out, moved = runs[gpu]
     if not moved:
         return False, say(
@@ -58,24 +93,9 @@ def check_portable_predict(predict):
             "on a GPU machine this code still computes on the CPU: the device is hard-wired. {section}",
             section=section_3(),
         )
-    for where, (result, _) in runs.items():
-        if not isinstance(result, torch.Tensor):
-            return False, say(
-                "01a.not_tensor", "predict returned {kind}, expected a tensor of class ids", kind=type(result).__name__
-            )
-        if on_gpu(result):
-            return False, say(
-                "01a.stays_on_gpu",
-                "on {where} the class ids stay on the GPU (cuda:0): end with .cpu() so callers can use them",
-                where=where,
-            )
-        if result.shape != (5,) or result.dtype != torch.int64:
-            return False, say(
-                "01a.shape",
-                "expected 5 class ids (shape (5,), int64), got shape {shape}, {dtype}",
-                shape=tuple(result.shape),
-                dtype=result.dtype,
-            )
+    wrong = _wrong_result(runs)
+    if wrong:
+        return False, wrong
     here = predict(torch.randn(5, 64))
     if here.device.type != "cpu":
         return False, say(

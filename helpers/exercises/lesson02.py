@@ -27,6 +27,25 @@ def _run_step(train_step, model, opt, x, y, scaler):
     return None
 
 
+def _wrong_scaler(scaler):
+    """The Message for a scaler that is not a torch.amp.GradScaler, or None."""
+    import torch
+
+    if type(scaler).__module__.startswith("torch.cuda"):
+        return say(
+            "02a.cuda_scaler",
+            "torch.cuda.amp.GradScaler is deprecated and tied to the 'cuda' device "
+            "(ROCm's too, never MPS or the CPU): torch.amp.GradScaler(device.type)",
+        )
+    if not isinstance(scaler, torch.amp.GradScaler):
+        return say(
+            "02a.not_scaler",
+            "`scaler` is {kind}: create it with torch.amp.GradScaler(device.type)",
+            kind=type(scaler).__name__,
+        )
+    return None
+
+
 @check("02a")
 def check_amp_step(train_step, scaler):
     """Exercise 02a: an fp16 training step with torch.autocast and a GradScaler used the right way."""
@@ -39,18 +58,9 @@ def check_amp_step(train_step, scaler):
     hint = portcheck_hint(train_step) or literal_autocast(train_step)
     if hint:
         return False, hint
-    if type(scaler).__module__.startswith("torch.cuda"):
-        return False, say(
-            "02a.cuda_scaler",
-            "torch.cuda.amp.GradScaler is deprecated and tied to the 'cuda' device "
-            "(ROCm's too, never MPS or the CPU): torch.amp.GradScaler(device.type)",
-        )
-    if not isinstance(scaler, torch.amp.GradScaler):
-        return False, say(
-            "02a.not_scaler",
-            "`scaler` is {kind}: create it with torch.amp.GradScaler(device.type)",
-            kind=type(scaler).__name__,
-        )
+    wrong = _wrong_scaler(scaler)
+    if wrong:
+        return False, wrong
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
     dtypes, grads = [], []
