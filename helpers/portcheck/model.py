@@ -50,6 +50,8 @@ CONTEXT = {
                         "for ROCm"),
     "unused_header": ("info", "a header that no scanned source includes and no setup.py names: no build of this "
                       "project compiles it"),
+    "never_generated": ("info", 'inline PTX with only "r"/"n" operands in a function no scanned source calls: HIP '
+                        "rejects those operands only where it generates the function's code"),
     "vendored": ("info", "third-party code the project ships (third_party/, 3rdparty/, vendor/, external/, "
                  "dependencies/): a ROCm port replaces it (CUB -> hipCUB) or takes its upstream's port"),
     "shimmed": ("info", "the project defines its own *_sync shuffles (a ROCm shim that drops or widens the mask): its "

@@ -6,6 +6,9 @@ from __future__ import annotations
 import ast
 import os
 import re
+from collections import Counter
+
+from .context.cpp import asm_constraints, enclosing_function
 
 SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
@@ -74,6 +77,8 @@ class Project:
         self.cpp_files = 0
         self.vendored: set[str] = set()  # files inside a third-party folder of a scanned one
         self.shim = ""  # "file:line" of the project's own definition of a *_sync shuffle, if any
+        self.cpp_text: dict[str, list[str]] = {}  # path -> lines, for the questions below
+        self.names: Counter = Counter()  # how often each name is written before "(" or "<" in the C++ sources
 
     def add_file(self, path: str, rel: str, data: bytes, kind: str | None) -> None:
         """``rel``: the file's path inside the folder scanned (folders above it never count)."""
@@ -83,6 +88,8 @@ class Project:
             self.cpp_files += 1
             text = data.decode("utf-8", "replace")
             self.included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
+            self.cpp_text[path] = text.splitlines()
+            self.names.update(re.findall(r"\b(\w+)\s*[(<]", text))
             m = SHIM.search(text)
             self.shim = self.shim or (f"{path}:{text.count(chr(10), 0, m.start()) + 1}" if m else "")
         if os.path.basename(path) == "setup.py":
@@ -103,3 +110,14 @@ class Project:
         C++ files: no build compiles it."""
         header = path.endswith((".h", ".cuh", ".hpp", ".inl"))
         return header and self.cpp_files > 1 and os.path.basename(path) not in self.included
+
+    def never_generated(self, path: str, line: int) -> str | None:
+        """The function around the inline PTX on ``line`` when no scanned source calls it and the PTX has only "r"
+        and "n" operands: HIP rejects "f", "h" and "l" operands as soon as it parses a function, "r" and "n" ones
+        only where it generates code for it, which it never does for a function nobody calls."""
+        lines = self.cpp_text.get(path)
+        if not lines or not asm_constraints(lines, line) <= {"r", "n"}:
+            return None
+        name = enclosing_function(lines, line)
+        return name if name and self.names[name] <= 1 else None
+

@@ -104,3 +104,31 @@ def wave32_only(lines: list[str]) -> set[int]:
 def without_block_comments(source: str) -> str:
     """The source with each /* ... */ comment blanked out, lines and columns kept: code in a comment is no code."""
     return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group()), source, flags=re.S)
+
+
+CONSTRAINT = re.compile(r'"[=+&]*([a-zA-Z]+)"\s*\(')
+FUNCTION = re.compile(r"\b(\w+)\s*\([^;{}]*\)?\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$")
+DEVICE_WORDS = re.compile(r"__device__|__forceinline__|__global__|\binline\b|\bstatic\b|\btemplate\b")
+NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "asm", "__asm__", "volatile", "__volatile__"}
+
+
+def asm_constraints(lines: list[str], i: int) -> set[str]:
+    """The operand constraint letters of the asm statement that starts on line ``i`` (1-based): {"r"}, {"f", "r"}."""
+    text = ""
+    for line in lines[i - 1 : i + 11]:
+        text += line.split("//", 1)[0] + "\n"
+        if ");" in line:
+            break
+    return {c for m in CONSTRAINT.finditer(text) for c in m.group(1)}
+
+
+def enclosing_function(lines: list[str], i: int) -> str | None:
+    """The name of the device function whose body holds line ``i``: the nearest header above it (`__device__ ...
+    name(...) {`, the keywords up to two lines above the name); None when there is none within 40 lines, or when it
+    is a kernel (`__global__`: HIP generates code for every kernel, launched or not)."""
+    for n in range(i - 1, max(i - 41, 0), -1):
+        m = FUNCTION.search(lines[n - 1].split("//", 1)[0])
+        header = " ".join(lines[max(n - 3, 0) : n])
+        if m and m.group(1) not in NOT_NAMES and DEVICE_WORDS.search(header):
+            return None if "__global__" in lines[n - 1] else m.group(1)
+    return None
