@@ -120,4 +120,3 @@ class Project:
             return None
         name = enclosing_function(lines, line)
         return name if name and self.names[name] <= 1 else None
-
