@@ -91,21 +91,21 @@ def _broadcast_default_width(code: str) -> re.Match | None:
     return None
 
 
-def _warp_width(code_lines: list[str], skip: set[int]) -> tuple[list[int], int | None]:
+def _warp_width(code_lines: list[str], skip: set[int]) -> tuple[set[int], int | None]:
     """The lines that group lanes by 32, and the first line that uses the hardware's width (warpSize)."""
-    groups, hardware = [], None
+    groups, hardware = set(), None
     for i, raw in enumerate(code_lines, 1):
         code = raw.split("//", 1)[0]
         if i in skip:
             continue
         if GROUPS32.search(code):
-            groups.append(i)
+            groups.add(i)
         if hardware is None and WARPSIZE.search(code):
             hardware = i
     return groups, hardware
 
 
-def _pc201(i: int, code: str, groups: list[int], hardware: int | None, add) -> None:
+def _pc201(i: int, code: str, groups: set[int], hardware: int | None, add) -> None:
     if hardware and i in groups:
         add(
             i,
@@ -118,7 +118,7 @@ def _pc201(i: int, code: str, groups: list[int], hardware: int | None, add) -> N
     elif groups and (m := BALLOT.search(code) or _broadcast_default_width(code)):
         what = "a ballot" if "ballot" in m.group() else "lane 0's value broadcast at the default width"
         add(i, m.start() + 1, "PC201", f": {what} spans the whole 64-lane wavefront, two of the 32-lane groups "
-            f"this file makes (line {groups[0]}); use width=32, or one group per wavefront")  # fmt: skip
+            f"this file makes (line {min(groups)}); use width=32, or one group per wavefront")  # fmt: skip
 
 
 def check(path: str, source: str, add) -> None:
