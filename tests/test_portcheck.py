@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers.portcheck import RULES, cuda_only_folders, main, rocm_test, scan, scan_cpp, scan_python, scan_source
+from tests.test_portcheck_fixtures import expected
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "portcheck" / "fixtures"
@@ -50,18 +51,9 @@ def test_a_setup_py_that_builds_nothing_for_rocm_is_no_port_yet():
     assert cuda_only_folders("setup.py", ast.parse(with_rocm)) == {"kernels": 1}
 
 
-def markers(path: Path) -> set[tuple[int, str, str]]:
-    """(line, rule, severity) of the `expect: RULE severity` markers in a fixture file."""
-    out = set()
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        m = re.search(r"expect: (.+)$", line)
-        out |= {(i, *item.split()[:2]) for item in m.group(1).split(",")} if m else set()
-    return out
-
-
 def test_every_rule_has_a_fixture_and_an_example_that_it_reports():
     """Each rule's example (shown in the rule reference) is scanned here, so the docs cannot show one it misses."""
-    covered = {rule for p in FIXTURES.rglob("*.*") for _, rule, _ in markers(p)}
+    covered = {rule for p in FIXTURES.rglob("*.*") for _, _, rule, _ in expected(p)}
     assert covered == set(RULES)
     files = {"PC201": "k.cu", "PC202": "k.cu", "PC203": "k.cu", "PC204": "k.cu", "PC205": "build.sh",
              "PC206": "setup.py", "PC307": "install.sh"}  # fmt: skip
@@ -190,7 +182,8 @@ def test_sarif_output_is_valid_sarif_2_1_0(capsys):
     sarif = json.loads(capsys.readouterr().out)
     validator.validate(sarif)
     results, rules = sarif["runs"][0]["results"], sarif["runs"][0]["tool"]["driver"]["rules"]
-    assert len(results) == len(markers(FIXTURES / "pc1xx_api" / "py_bad.py")) and {r["id"] for r in rules} == set(RULES)
+    assert len(results) == len(expected(FIXTURES / "pc1xx_api" / "py_bad.py"))
+    assert {r["id"] for r in rules} == set(RULES)
     first = min(results, key=lambda r: r["locations"][0]["physicalLocation"]["region"]["startLine"])
     assert first["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("fixtures/pc1xx_api/py_bad.py")
     assert rules[first["ruleIndex"]]["id"] == first["ruleId"] and first["level"] in {"error", "warning", "note"}

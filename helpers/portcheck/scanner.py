@@ -9,7 +9,7 @@ from dataclasses import asdict, replace
 
 from . import files
 from .context import PyModule
-from .model import CONTEXT, Finding, severity
+from .model import Finding, severity
 from .project import Project
 from .rules import PYTHON_CHECKS, RULES, pc2xx_build, pc2xx_cpp, pc3xx_deps
 
@@ -118,7 +118,7 @@ def _in_project(f: Finding, project: Project) -> Finding:
         context, note = "shimmed", f" (the project defines its own *_sync at {project.shim})"
     else:
         return f
-    return replace(f, severity=CONTEXT[context][0], message=f.message + note)
+    return replace(f, severity=severity(RULES[f.rule], context), message=f.message + note)
 
 
 def _read(paths, exclude, errors: list) -> list[tuple[str, str, bytes]]:
