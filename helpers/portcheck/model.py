@@ -52,6 +52,8 @@ CONTEXT = {
                       "project compiles it"),
     "never_generated": ("info", 'inline PTX with only "r"/"n" operands in a function no scanned source calls: HIP '
                         "rejects those operands only where it generates the function's code"),
+    "never_instantiated": ("info", "a 32-bit mask in a function template no scanned source calls: HIP's mask "
+                           "static_assert fires only where the template is instantiated"),
     "vendored": ("info", "third-party code the project ships (third_party/, 3rdparty/, vendor/, external/, "
                  "dependencies/): a ROCm port replaces it (CUB -> hipCUB) or takes its upstream's port"),
     "shimmed": ("info", "the project defines its own *_sync shuffles (a ROCm shim that drops or widens the mask): its "

@@ -8,14 +8,14 @@ import os
 import re
 from collections import Counter
 
-from .context.cpp import asm_constraints, enclosing_function
+from .context.cpp import asm_constraints, cuda_arch_only, enclosing_function, rocm_excluded, without_block_comments
 
 SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
     r"^[ \t]*#[ \t]*define[ \t]+__\w+_sync\b"
-    r"|^[^;#\n]*\b__(?:shfl\w*|ballot|any|all)_sync[ \t]*\([^;\n]*\)[ \t]*\{",
+    r"|^[^;#(=\n]*\b__(?:shfl\w*|ballot|any|all)_sync[ \t]*\([^;\n]*\)[ \t]*\{",  # (not `if (x = __shfl_sync(...)) {`)
     re.M,
 )
 
@@ -68,6 +68,13 @@ def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
     }
 
 
+def _live_code(text: str) -> str:
+    """The code of a C++ file that a ROCm build compiles: without comments and the branches HIP never takes."""
+    lines = without_block_comments(text).splitlines()
+    dead = rocm_excluded(lines) | cuda_arch_only(lines)
+    return "\n".join("" if i in dead else line.split("//", 1)[0] for i, line in enumerate(lines, 1))
+
+
 class Project:
     """Facts gathered while the files of one scan are read: ``add_file`` for each, then ask."""
 
@@ -78,7 +85,7 @@ class Project:
         self.vendored: set[str] = set()  # files inside a third-party folder of a scanned one
         self.shim = ""  # "file:line" of the project's own definition of a *_sync shuffle, if any
         self.cpp_text: dict[str, list[str]] = {}  # path -> lines, for the questions below
-        self.names: Counter = Counter()  # how often each name is written before "(" or "<" in the C++ sources
+        self.names: Counter = Counter()  # how often each name is written before "(" or "<" in code HIP compiles
 
     def add_file(self, path: str, rel: str, data: bytes, kind: str | None) -> None:
         """``rel``: the file's path inside the folder scanned (folders above it never count)."""
@@ -89,7 +96,7 @@ class Project:
             text = data.decode("utf-8", "replace")
             self.included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
             self.cpp_text[path] = text.splitlines()
-            self.names.update(re.findall(r"\b(\w+)\s*[(<]", text))
+            self.names.update(re.findall(r"\b(\w+)\s*[(<]", _live_code(text)))
             m = SHIM.search(text)
             self.shim = self.shim or (f"{path}:{text.count(chr(10), 0, m.start()) + 1}" if m else "")
         if os.path.basename(path) == "setup.py":
@@ -119,4 +126,11 @@ class Project:
         if not lines or not asm_constraints(lines, line) <= {"r", "n"}:
             return None
         name = enclosing_function(lines, line)
+        return name if name and self.names[name] <= 1 else None
+
+    def never_instantiated(self, path: str, line: int) -> str | None:
+        """The function template around the *_sync call on ``line`` when no scanned source calls it: HIP's mask
+        static_assert fires where the template is instantiated, which it never is."""
+        lines = self.cpp_text.get(path)
+        name = enclosing_function(lines, line, template=True) if lines else None
         return name if name and self.names[name] <= 1 else None

@@ -114,6 +114,8 @@ def _in_project(f: Finding, project: Project) -> Finding:
         context, note = "vendored", " (third-party code the project ships)"
     elif f.rule == "PC203" and (name := project.never_generated(f.path, f.line)):
         context, note = "never_generated", f" (in {name}(), which no scanned source calls; its operands are r/n only)"
+    elif f.rule == "PC202" and (name := project.never_instantiated(f.path, f.line)):
+        context, note = "never_instantiated", f" (in the template {name}(), which no code HIP compiles calls)"
     elif f.rule == "PC202" and project.shim:
         context, note = "shimmed", f" (the project defines its own *_sync at {project.shim})"
     else:

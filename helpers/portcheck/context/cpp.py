@@ -34,25 +34,67 @@ def lines_of(spans) -> set[int]:
     return {n for a, b in spans for n in range(a, b)}
 
 
+# HIP's compiler defines none of these: CUDA's, and those only IDE code indexers set (CLion, Visual Studio, Eclipse)
+CUDA_ONLY_MACROS = r"__CUDA_ARCH__|__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CLION_IDE__|__INTELLISENSE__|__CDT_PARSER__"
+
+
+def _split(expr: str, op: str) -> list[str]:
+    """``expr`` split at ``op`` ("||" or "&&") outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(expr):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and expr.startswith(op, i):
+            parts.append(expr[start:i])
+            start = i + len(op)
+    return [*parts, expr[start:]]
+
+
+def hip_value(expr: str) -> bool | None:
+    """What a `#if` condition is for HIP's compiler, where __CUDA_ARCH__ and __CUDACC_VER_*__ are undefined (0):
+    True, False, or None when it depends on other macros. `A && B` is False when either part is, `A || B` True when
+    either is; a part that names only those macros and numbers is computed as the preprocessor would."""
+    expr = expr.strip()
+    for op, decides in (("||", True), ("&&", False)):
+        if len(parts := _split(expr, op)) > 1:
+            values = [hip_value(p) for p in parts]
+            return decides if decides in values else (not decides if None not in values else None)
+    if expr.startswith("(") and _split(expr, ")")[1:] == [""]:  # (the first "(" closes at the end)
+        return hip_value(expr[1:-1])
+    if expr.startswith("!") and not expr.startswith("!="):
+        value = hip_value(expr[1:])
+        return None if value is None else not value
+    term = re.sub(rf"\bdefined\s*(\(\s*({CUDA_ONLY_MACROS})\s*\)|\s+({CUDA_ONLY_MACROS})\b)", "0", expr)
+    term = re.sub(rf"\b({CUDA_ONLY_MACROS})\b", "0", term)
+    term = re.sub(r"\b(\d+)[uUlL]*\b", r"\1", term)
+    if term == expr or not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term):
+        return None  # another macro decides it (or nothing CUDA-only is in it)
+    try:
+        return bool(eval(term.replace("!=", "<>").replace("!", " not ").replace("<>", "!=").replace("/", "//")))
+    except (SyntaxError, ZeroDivisionError, TypeError):
+        return None
+
+
+def _directive_value(d: str) -> bool | None:
+    """hip_value of a directive's condition: `#if X`, `#elif X`, `#ifdef M`, `#ifndef M`; None for `#else`."""
+    cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
+    for word, op in (("and", "&&"), ("or", "||"), ("not", "!")):  # (C++'s alternative tokens)
+        cond = re.sub(rf"\b{word}\b", op, cond)
+    if m := re.match(r"#\s*(ifdef|ifndef)\s+(\w+)", cond):
+        value = hip_value(f"defined({m.group(2)})")
+        return None if value is None else value == (m.group(1) == "ifdef")
+    m = re.match(r"#\s*(?:el)?if\b(.*)", cond)
+    return hip_value(m.group(1)) if m else None
+
+
 def cuda_arch_only(lines: list[str]) -> set[int]:
-    """Line numbers of preprocessor branches HIP never compiles. HIP's compiler defines neither __CUDA_ARCH__ nor
-    __CUDACC_VER_MAJOR__: a branch that requires one is compiled out (its #elif/#else, if any, is used), and after a
-    branch that requires its absence (`#ifndef __CUDA_ARCH__`, `!defined(__CUDA_ARCH__)`), which HIP always takes,
-    every later branch is. (A kernel whose body is all in such a branch does nothing on ROCm: no compile error.)"""
-
-    def kind(d: str) -> str | None:
-        macro = r"(__CUDA_ARCH__|__CUDACC_VER_(MAJOR|MINOR)__)"
-        if not re.search(macro, d) or re.match(r"#\s*else", d) or "||" in d:
-            return None  # (`A || __CUDA_ARCH__`: HIP may take it)
-        if re.match(r"#\s*ifndef", d) or re.search(rf"!\s*defined\s*\(?\s*{macro}", d):
-            return "neg" if "&&" not in d else None  # HIP takes `#ifndef __CUDA_ARCH__`, always
-        if re.search(rf"{macro}\s*(<|<=|!=|==\s*0)", d):
-            return None  # (`__CUDA_ARCH__ < 800` is true where it is undefined: 0)
-        return "pos"
-
+    """Line numbers of preprocessor branches HIP never compiles: a branch whose condition is false where
+    __CUDA_ARCH__ and __CUDACC_VER_*__ are undefined (`#if __CUDA_ARCH__ >= 800`, `#if defined(__CUDA_ARCH__) &&
+    __CUDA_ARCH__ < 800`), and every branch after one that is true there (`#ifndef __CUDA_ARCH__`, `#if
+    __CUDA_ARCH__ < 800`: its `#else`). (A kernel whose body is all in such a branch does nothing on ROCm: no
+    compile error.)"""
     return lines_of(
-        (a, b) for group in if_groups(lines, kind) for n, (a, b, k) in enumerate(group)
-        if k == "pos" or any(k2 == "neg" for _, _, k2 in group[:n])
+        (a, b) for group in if_groups(lines, _directive_value) for n, (a, b, value) in enumerate(group)
+        if value is False or any(v is True for _, _, v in group[:n])
     )  # fmt: skip
 
 
@@ -109,7 +151,10 @@ def without_block_comments(source: str) -> str:
 CONSTRAINT = re.compile(r'"[=+&]*([a-zA-Z]+)"\s*\(')
 FUNCTION = re.compile(r"\b(\w+)\s*\([^;{}]*\)?\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$")
 DEVICE_WORDS = re.compile(r"__device__|__forceinline__|__global__|\binline\b|\bstatic\b|\btemplate\b")
-NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "asm", "__asm__", "volatile", "__volatile__"}
+NOT_NAMES = {
+    *("defined", "if", "for", "while", "switch", "return", "sizeof"),
+    *("asm", "__asm__", "volatile", "__volatile__"),
+}
 
 
 def asm_constraints(lines: list[str], i: int) -> set[str]:
@@ -122,13 +167,16 @@ def asm_constraints(lines: list[str], i: int) -> set[str]:
     return {c for m in CONSTRAINT.finditer(text) for c in m.group(1)}
 
 
-def enclosing_function(lines: list[str], i: int) -> str | None:
+def enclosing_function(lines: list[str], i: int, template: bool = False) -> str | None:
     """The name of the device function whose body holds line ``i``: the nearest header above it (`__device__ ...
     name(...) {`, the keywords up to two lines above the name); None when there is none within 40 lines, or when it
-    is a kernel (`__global__`: HIP generates code for every kernel, launched or not)."""
+    is a kernel (`__global__`: HIP generates code for every kernel, launched or not). ``template``: only a function
+    template's name (`template <...>` in its header), else None."""
     for n in range(i - 1, max(i - 41, 0), -1):
-        m = FUNCTION.search(lines[n - 1].split("//", 1)[0])
+        m = None if lines[n - 1].lstrip().startswith("#") else FUNCTION.search(lines[n - 1].split("//", 1)[0])
         header = " ".join(lines[max(n - 3, 0) : n])
         if m and m.group(1) not in NOT_NAMES and DEVICE_WORDS.search(header):
-            return None if "__global__" in lines[n - 1] else m.group(1)
+            if "__global__" in lines[n - 1] or (template and not re.search(r"\btemplate\s*<", header)):
+                return None
+            return m.group(1)
     return None
