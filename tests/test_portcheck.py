@@ -322,3 +322,23 @@ def test_the_rule_reference_in_the_docs_is_made_from_the_rules():
     text = tool.DOC.read_text()
     assert tool.rewritten(text) == text, "docs/portcheck.md is out of step: run python tools/portcheck_reference.py"
     assert all(f"| {r} | {RULES[r].severity} |" in text for r in RULES)
+
+
+@pytest.mark.parametrize(
+    ("condition", "value"),
+    [
+        ("__CUDA_ARCH__ >= 800", False),
+        ("defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800", False),
+        ("__CUDA_ARCH__ < 800", True),  # undefined is 0: HIP compiles this branch, not its #else
+        ("!defined(__CUDA_ARCH__)", True),
+        ("(defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)) || defined(__CLION_IDE__)", False),
+        ("FOO && __CUDA_ARCH__ >= 800", False),
+        ("FOO || __CUDA_ARCH__ >= 800", None),  # FOO decides
+        ("CUDA_VERSION >= 11000", None),
+        ("__CUDA_ARCH__ ** 99999999999", None),
+    ],
+)
+def test_a_condition_is_read_as_hip_reads_it(condition, value):
+    from helpers.portcheck.context.cpp import hip_value
+
+    assert hip_value(condition) is value

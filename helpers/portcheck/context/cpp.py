@@ -66,8 +66,8 @@ def hip_value(expr: str) -> bool | None:
     term = re.sub(rf"\bdefined\s*(\(\s*({CUDA_ONLY_MACROS})\s*\)|\s+({CUDA_ONLY_MACROS})\b)", "0", expr)
     term = re.sub(rf"\b({CUDA_ONLY_MACROS})\b", "0", term)
     term = re.sub(r"\b(\d+)[uUlL]*\b", r"\1", term)
-    if term == expr or not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term):
-        return None  # another macro decides it (or nothing CUDA-only is in it)
+    if term == expr or not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term) or "**" in term:
+        return None  # another macro decides it (or nothing CUDA-only is in it; `**` is no C)
     try:
         return bool(eval(term.replace("!=", "<>").replace("!", " not ").replace("<>", "!=").replace("/", "//")))
     except (SyntaxError, ZeroDivisionError, TypeError):
