@@ -112,7 +112,7 @@ unit: $(DEV_STAMP) $(SARIF_SCHEMA)
 	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) $(PY) -m pytest -q -n $(TEST_WORKERS) tests
 
 # The lessons in two workers too, each lesson whole in one (--dist loadfile: its cells share one kernel, in order):
-# 175 s instead of 205 s on the 2-core CI machine (TEST_WORKERS=0: one after another).
+# 168-181 s instead of 204 s on a 2-core machine like CI's (TEST_WORKERS=0: one after another).
 nbval: $(DEV_STAMP)
 	COURSE_STRICT=1 $(PY) -m pytest -q $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) \
 		--nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
