@@ -335,6 +335,8 @@ def test_the_rule_reference_in_the_docs_is_made_from_the_rules():
         ("FOO && __CUDA_ARCH__ >= 800", False),
         ("FOO || __CUDA_ARCH__ >= 800", None),  # FOO decides
         ("CUDA_VERSION >= 11000", None),
+        ("0", False),  # `#if 0`: no compiler compiles it
+        ("1 || FOO", True),
         ("__CUDA_ARCH__ ** 99999999999", None),
     ],
 )

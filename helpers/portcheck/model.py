@@ -50,14 +50,20 @@ CONTEXT = {
                         "for ROCm"),
     "unused_header": ("info", "a header that no scanned source includes and no setup.py names: no build of this "
                       "project compiles it"),
+    "cuda_only_macro": ("info", "in a branch of a macro that the project #defines only in branches HIP never "
+                        "compiles (`#if __CUDA_ARCH__ >= 1000`) and no build file defines: HIP skips it"),
     "never_generated": ("info", 'inline PTX with only "r"/"n" operands in a function no scanned source calls: HIP '
                         "rejects those operands only where it generates the function's code"),
     "never_instantiated": ("info", "a 32-bit mask in a function template no scanned source calls: HIP's mask "
                            "static_assert fires only where the template is instantiated"),
+    "unused_macro": ("info", "in a macro that no code HIP compiles uses (`#define FULL_MASK 0xffffffff`, a PTX "
+                     "macro): a macro's text is compiled only where it is expanded"),
     "vendored": ("info", "third-party code the project ships (third_party/, 3rdparty/, vendor/, external/, "
                  "dependencies/): a ROCm port replaces it (CUB -> hipCUB) or takes its upstream's port"),
     "shimmed": ("info", "the project defines its own *_sync shuffles (a ROCm shim that drops or widens the mask): its "
                 "masks go there"),
+    "hccl_variable": ("warning", "an HCCL_* variable (Ascend's, Gaudi's): ROCm's RCCL ignores it and reads NCCL_* "
+                      "ones; nothing fails"),
     "unused_import": ("warning", "imported but never used here: the import itself works on ROCm"),
     "template": ("info", "a Jinja or cookiecutter template: not Python until rendered"),
 }  # fmt: skip

@@ -8,10 +8,22 @@ import os
 import re
 from collections import Counter
 
-from .context.cpp import asm_constraints, cuda_arch_only, enclosing_function, rocm_excluded, without_block_comments
+from .context.cpp import (
+    CUDA_ONLY_MACROS,
+    INLINE_WORDS,
+    asm_constraints,
+    cuda_arch_only,
+    enclosing_function,
+    function_header,
+    rocm_excluded,
+    without_block_comments,
+)
 
 SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+BUILD_DEFINE = re.compile(r"-D\s*(\w+)|compile_definitions\s*\(([^)]*)\)|add_definitions\s*\(([^)]*)\)")
+HEADER = (".h", ".cuh", ".hpp", ".inl")
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
     r"^[ \t]*#[ \t]*define[ \t]+__\w+_sync\b"
@@ -68,24 +80,20 @@ def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
     }
 
 
-def _live_code(text: str) -> str:
-    """The code of a C++ file that a ROCm build compiles: without comments and the branches HIP never takes."""
-    lines = without_block_comments(text).splitlines()
-    dead = rocm_excluded(lines) | cuda_arch_only(lines)
-    return "\n".join("" if i in dead else line.split("//", 1)[0] for i, line in enumerate(lines, 1))
-
-
 class Project:
     """Facts gathered while the files of one scan are read: ``add_file`` for each, then ask."""
 
     def __init__(self):
         self.cuda_only: dict[str, str] = {}  # folder -> "setup.py:LINE" that builds it for CUDA only
-        self.included: set[str] = set()  # the file names that some scanned source #includes
+        self.included: set[str] = set()  # the file names that some scanned source #includes or a setup.py names
+        self.hash_included: set[str] = set()  # the file names that some scanned source #includes
         self.cpp_files = 0
         self.vendored: set[str] = set()  # files inside a third-party folder of a scanned one
         self.shim = ""  # "file:line" of the project's own definition of a *_sync shuffle, if any
-        self.cpp_text: dict[str, list[str]] = {}  # path -> lines, for the questions below
-        self.names: Counter = Counter()  # how often each name is written before "(" or "<" in code HIP compiles
+        self.cpp_text: dict[str, list[str]] = {}  # path -> lines (block comments blanked), for the questions below
+        self.defines: dict[str, list[bool]] = {}  # macro -> for each #define of it: is it in a branch HIP compiles?
+        self.build_defines: set[str] = set()  # macros a build file defines (-DNAME, compile_definitions(NAME))
+        self._macros, self._dead, self._names, self._uses = None, {}, {}, {}  # (when first asked: all files read)
 
     def add_file(self, path: str, rel: str, data: bytes, kind: str | None) -> None:
         """``rel``: the file's path inside the folder scanned (folders above it never count)."""
@@ -94,11 +102,19 @@ class Project:
         if kind == "cpp":
             self.cpp_files += 1
             text = data.decode("utf-8", "replace")
-            self.included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
-            self.cpp_text[path] = text.splitlines()
-            self.names.update(re.findall(r"\b(\w+)\s*[(<]", _live_code(text)))
+            self.hash_included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
+            self.included |= self.hash_included
+            lines = self.cpp_text[path] = without_block_comments(text).splitlines()
+            dead = rocm_excluded(lines) | cuda_arch_only(lines)
+            joined = "\n".join(lines)
+            for m in DEFINE.finditer(joined):
+                live = joined.count("\n", 0, m.start()) + 1 not in dead
+                self.defines.setdefault(m.group(1), []).append(live)
             m = SHIM.search(text)
             self.shim = self.shim or (f"{path}:{text.count(chr(10), 0, m.start()) + 1}" if m else "")
+        if kind == "build" or os.path.basename(path) == "setup.py":
+            for m in BUILD_DEFINE.finditer(data.decode("utf-8", "replace")):
+                self.build_defines |= set(re.findall(r"\w+", "".join(g for g in m.groups() if g)))
         if os.path.basename(path) == "setup.py":
             try:
                 folders = cuda_only_folders(path, ast.parse(data))
@@ -118,6 +134,73 @@ class Project:
         header = path.endswith((".h", ".cuh", ".hpp", ".inl"))
         return header and self.cpp_files > 1 and os.path.basename(path) not in self.included
 
+    def macros(self) -> str:
+        """CUDA_ONLY_MACROS and the project's own macros that HIP never defines: each #define of them sits in a branch
+        HIP never compiles (KERUTILS_ENABLE_SM100A under `#if __CUDA_ARCH__ >= 1000`), and no build file defines them.
+        Not the names reserved to the compiler (__CUDACC__, _OPENMP): a project that defines one only for an IDE's
+        indexer (`#ifdef __CLION_IDE__`) does not stop the compiler from defining it."""
+        if self._macros is None:
+            own = sorted(m for m, live in self.defines.items()
+                         if not any(live) and m not in self.build_defines and not re.match(r"_[_A-Z]", m))  # fmt: skip
+            self._macros = "|".join([CUDA_ONLY_MACROS, *own])
+        return self._macros
+
+    def dead(self, path: str) -> set[int]:
+        """The lines of a C++ file that a ROCm build never compiles, the project's CUDA-only macros counted."""
+        if path not in self._dead:
+            lines = self.cpp_text.get(path, [])
+            self._dead[path] = rocm_excluded(lines) | cuda_arch_only(lines, self.macros())
+        return self._dead[path]
+
+    def cuda_only_macro(self, path: str, line: int) -> bool:
+        """Is ``line`` in a branch that only the project's own CUDA-only macros (``macros``) keep from HIP?"""
+        return path in self.cpp_text and line in self.dead(path)
+
+    def names(self, path: str) -> Counter:
+        """How often each name is written before "(" or "<" in the code HIP compiles of ``path`` (or, for None, of
+        every file): calls, and the definitions themselves."""
+        if not self._names:
+            self._count()
+        return self._names[path]
+
+    def macro_uses(self, path: str | None) -> Counter:
+        """How often each #defined name is written in the code HIP compiles of ``path`` (None: every file), its
+        #define included."""
+        if not self._names:
+            self._count()
+        return self._uses[path]
+
+    def _count(self) -> None:
+        self._names[None], self._uses[None] = Counter(), Counter()
+        for p, lines in self.cpp_text.items():
+            dead = self.dead(p)
+            code = "\n".join("" if i in dead else ln.split("//", 1)[0] for i, ln in enumerate(lines, 1))
+            self._names[p] = Counter(re.findall(r"\b(\w+)\s*[(<]", code))
+            self._uses[p] = Counter(w for w in re.findall(r"\b[A-Za-z_]\w*", code) if w in self.defines)
+            self._names[None].update(self._names[p])
+            self._uses[None].update(self._uses[p])
+
+    def _own_file(self, path: str) -> str | None:
+        """``path`` when only its own code can use what it defines (a source file no other file #includes), else
+        None (every file)."""
+        return path if not path.endswith(HEADER) and os.path.basename(path) not in self.hash_included else None
+
+    def unused_macro(self, path: str, line: int) -> str | None:
+        """The macro whose #define holds ``line`` (`#define FULL_MASK 0xffffffff`, a `#define SHFL(v) ... \\` body),
+        when no code HIP compiles uses it: a macro's text is compiled only where it is expanded."""
+        lines = self.cpp_text.get(path) or []
+        start = line
+        while start > 1 and lines[start - 2].rstrip().endswith("\\"):
+            start -= 1  # (the #define a continued line belongs to)
+        m = re.match(r"\s*#\s*define\s+(\w+)", lines[start - 1]) if 0 < start <= len(lines) else None
+        return m.group(1) if m and self.macro_uses(self._own_file(path))[m.group(1)] <= 1 else None
+
+    def _uncalled(self, path: str, name: str, header: str) -> bool:
+        """No code HIP compiles calls ``name`` (only its definition names it): in its own file when it is an inline or
+        static function of a source file (no other file can call it), else in any file."""
+        local = INLINE_WORDS.search(header) and self._own_file(path)
+        return self.names(path if local else None)[name] <= 1
+
     def never_generated(self, path: str, line: int) -> str | None:
         """The function around the inline PTX on ``line`` when no scanned source calls it and the PTX has only "r"
         and "n" operands: HIP rejects "f", "h" and "l" operands as soon as it parses a function, "r" and "n" ones
@@ -125,12 +208,12 @@ class Project:
         lines = self.cpp_text.get(path)
         if not lines or not asm_constraints(lines, line) <= {"r", "n"}:
             return None
-        name = enclosing_function(lines, line)
-        return name if name and self.names[name] <= 1 else None
+        found = function_header(lines, line)
+        return found[0] if found and self._uncalled(path, *found) else None
 
     def never_instantiated(self, path: str, line: int) -> str | None:
         """The function template around the *_sync call on ``line`` when no scanned source calls it: HIP's mask
         static_assert fires where the template is instantiated, which it never is."""
         lines = self.cpp_text.get(path)
         name = enclosing_function(lines, line, template=True) if lines else None
-        return name if name and self.names[name] <= 1 else None
+        return name if name and self._uncalled(path, name, "") else None

@@ -112,8 +112,12 @@ def _in_project(f: Finding, project: Project) -> Finding:
         context, note = "unused_header", " (a header no scanned source includes: compiled only where another does)"
     elif f.path in project.vendored:
         context, note = "vendored", " (third-party code the project ships)"
+    elif project.cuda_only_macro(f.path, f.line):
+        context, note = "cuda_only_macro", " (in a branch of a macro the project defines only where HIP never compiles)"
     elif f.rule == "PC203" and (name := project.never_generated(f.path, f.line)):
         context, note = "never_generated", f" (in {name}(), which no scanned source calls; its operands are r/n only)"
+    elif f.rule in ("PC202", "PC203") and (name := project.unused_macro(f.path, f.line)):
+        context, note = "unused_macro", f" (in the macro {name}, which no code HIP compiles uses)"
     elif f.rule == "PC202" and (name := project.never_instantiated(f.path, f.line)):
         context, note = "never_instantiated", f" (in the template {name}(), which no code HIP compiles calls)"
     elif f.rule == "PC202" and project.shim:

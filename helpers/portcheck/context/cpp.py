@@ -34,8 +34,14 @@ def lines_of(spans) -> set[int]:
     return {n for a, b in spans for n in range(a, b)}
 
 
-# HIP's compiler defines none of these: CUDA's, and those only IDE code indexers set (CLion, Visual Studio, Eclipse)
-CUDA_ONLY_MACROS = r"__CUDA_ARCH__|__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CLION_IDE__|__INTELLISENSE__|__CDT_PARSER__"
+# HIP's compiler defines none of these: nvcc's and NVRTC's (clang defines __CUDA__ for CUDA, __HIP__ for HIP instead);
+# the ones CUTLASS and CuTe define only where __CUDA_ARCH__ or __CUDACC_VER_MAJOR__ is high enough; and those only IDE
+# code indexers set (CLion, VS Code, Visual Studio, Eclipse)
+CUDA_ONLY_MACROS = (
+    r"__CUDA_ARCH__|__CUDACC_VER_(?:MAJOR|MINOR|BUILD)__|__CUDA_ARCH_(?:FEAT_SM\w+|SPECIFIC|FAMILY_SPECIFIC)__"
+    r"|__NVCC__|__CUDA__|__CUDACC_RTC__|CUTE_ARCH_\w+_ENABLED|CUTLASS_ARCH_MMA_\w+_(?:ENABLED|SUPPORTED)"
+    r"|__CLION_IDE__|__VSCODE_IDE__|__INTELLISENSE__|__CDT_PARSER__"
+)
 
 
 def _split(expr: str, op: str) -> list[str]:
@@ -49,51 +55,53 @@ def _split(expr: str, op: str) -> list[str]:
     return [*parts, expr[start:]]
 
 
-def hip_value(expr: str) -> bool | None:
-    """What a `#if` condition is for HIP's compiler, where __CUDA_ARCH__ and __CUDACC_VER_*__ are undefined (0):
-    True, False, or None when it depends on other macros. `A && B` is False when either part is, `A || B` True when
-    either is; a part that names only those macros and numbers is computed as the preprocessor would."""
+def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS) -> bool | None:
+    """What a `#if` condition is for HIP's compiler, where ``macros`` (__CUDA_ARCH__, __CUDACC_VER_*__, ...) are
+    undefined (0): True, False, or None when it depends on other macros (`#if 0` is False for every compiler).
+    `A && B` is False when either part is, `A || B` True when either is; a part that names only those macros and
+    numbers is computed as the preprocessor would."""
     expr = expr.strip()
     for op, decides in (("||", True), ("&&", False)):
         if len(parts := _split(expr, op)) > 1:
-            values = [hip_value(p) for p in parts]
+            values = [hip_value(p, macros) for p in parts]
             return decides if decides in values else (not decides if None not in values else None)
     if expr.startswith("(") and _split(expr, ")")[1:] == [""]:  # (the first "(" closes at the end)
-        return hip_value(expr[1:-1])
+        return hip_value(expr[1:-1], macros)
     if expr.startswith("!") and not expr.startswith("!="):
-        value = hip_value(expr[1:])
+        value = hip_value(expr[1:], macros)
         return None if value is None else not value
-    term = re.sub(rf"\bdefined\s*(\(\s*({CUDA_ONLY_MACROS})\s*\)|\s+({CUDA_ONLY_MACROS})\b)", "0", expr)
-    term = re.sub(rf"\b({CUDA_ONLY_MACROS})\b", "0", term)
+    term = re.sub(rf"\bdefined\s*(\(\s*({macros})\s*\)|\s+({macros})\b)", "0", expr)
+    term = re.sub(rf"\b({macros})\b", "0", term)
     term = re.sub(r"\b(\d+)[uUlL]*\b", r"\1", term)
-    if term == expr or not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term) or "**" in term:
-        return None  # another macro decides it (or nothing CUDA-only is in it; `**` is no C)
+    if not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term) or "**" in term:
+        return None  # another macro decides it (`**` is no C); numbers alone (`#if 0`) decide it for every compiler
     try:
         return bool(eval(term.replace("!=", "<>").replace("!", " not ").replace("<>", "!=").replace("/", "//")))
     except (SyntaxError, ZeroDivisionError, TypeError):
         return None
 
 
-def _directive_value(d: str) -> bool | None:
+def _directive_value(d: str, macros: str = CUDA_ONLY_MACROS) -> bool | None:
     """hip_value of a directive's condition: `#if X`, `#elif X`, `#ifdef M`, `#ifndef M`; None for `#else`."""
     cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
     for word, op in (("and", "&&"), ("or", "||"), ("not", "!")):  # (C++'s alternative tokens)
         cond = re.sub(rf"\b{word}\b", op, cond)
     if m := re.match(r"#\s*(ifdef|ifndef)\s+(\w+)", cond):
-        value = hip_value(f"defined({m.group(2)})")
+        value = hip_value(f"defined({m.group(2)})", macros)
         return None if value is None else value == (m.group(1) == "ifdef")
     m = re.match(r"#\s*(?:el)?if\b(.*)", cond)
-    return hip_value(m.group(1)) if m else None
+    return hip_value(m.group(1), macros) if m else None
 
 
-def cuda_arch_only(lines: list[str]) -> set[int]:
+def cuda_arch_only(lines: list[str], macros: str = CUDA_ONLY_MACROS) -> set[int]:
     """Line numbers of preprocessor branches HIP never compiles: a branch whose condition is false where
     __CUDA_ARCH__ and __CUDACC_VER_*__ are undefined (`#if __CUDA_ARCH__ >= 800`, `#if defined(__CUDA_ARCH__) &&
     __CUDA_ARCH__ < 800`), and every branch after one that is true there (`#ifndef __CUDA_ARCH__`, `#if
     __CUDA_ARCH__ < 800`: its `#else`). (A kernel whose body is all in such a branch does nothing on ROCm: no
     compile error.)"""
     return lines_of(
-        (a, b) for group in if_groups(lines, _directive_value) for n, (a, b, value) in enumerate(group)
+        (a, b) for group in if_groups(lines, lambda d: _directive_value(d, macros))
+        for n, (a, b, value) in enumerate(group)
         if value is False or any(v is True for _, _, v in group[:n])
     )  # fmt: skip
 
@@ -150,33 +158,73 @@ def without_block_comments(source: str) -> str:
 
 CONSTRAINT = re.compile(r'"[=+&]*([a-zA-Z]+)"\s*\(')
 FUNCTION = re.compile(r"\b(\w+)\s*\([^;{}]*\)?\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$")
-DEVICE_WORDS = re.compile(r"__device__|__forceinline__|__global__|\binline\b|\bstatic\b|\btemplate\b")
+# (CUTLASS_DEVICE, CUTE_DEVICE and their HOST_DEVICE forms are `__forceinline__ __device__`, with `__host__` too)
+DEVICE_WORDS = re.compile(
+    r"__device__|__forceinline__|__global__|\binline\b|\bstatic\b|\btemplate\b|\b(?:CUTLASS|CUTE)_(?:HOST_)?DEVICE\b"
+)
+INLINE_WORDS = re.compile(r"__forceinline__|\binline\b|__inline__|\bstatic\b|\b(?:CUTLASS|CUTE)_(?:HOST_)?DEVICE\b")
 NOT_NAMES = {
     *("defined", "if", "for", "while", "switch", "return", "sizeof"),
     *("asm", "__asm__", "volatile", "__volatile__"),
 }
 
 
-def asm_constraints(lines: list[str], i: int) -> set[str]:
-    """The operand constraint letters of the asm statement that starts on line ``i`` (1-based): {"r"}, {"f", "r"}."""
+def asm_text(lines: list[str], i: int) -> str:
+    """The asm statement that starts on line ``i`` (1-based), up to its `);` (at most 12 lines), comments left out."""
     text = ""
     for line in lines[i - 1 : i + 11]:
         text += line.split("//", 1)[0] + "\n"
         if ");" in line:
             break
-    return {c for m in CONSTRAINT.finditer(text) for c in m.group(1)}
+    return text
 
 
-def enclosing_function(lines: list[str], i: int, template: bool = False) -> str | None:
-    """The name of the device function whose body holds line ``i``: the nearest header above it (`__device__ ...
-    name(...) {`, the keywords up to two lines above the name); None when there is none within 40 lines, or when it
-    is a kernel (`__global__`: HIP generates code for every kernel, launched or not). ``template``: only a function
-    template's name (`template <...>` in its header), else None."""
+# A PTX instruction: a mnemonic with a type or state suffix (mov.u32, ld.global.nc, bar.sync), after an optional
+# predicate (@p, @!p), or one of the few without one (trap, brkpt, exit); a .reg declaration; a special register
+PTX_INSTRUCTION = re.compile(
+    r"(?:^|;|\\n|\\t)\s*(?:@!?%?\w+\s+)?(?:[a-z][a-z0-9_]*\.[A-Za-z0-9_]|(?:trap|brkpt|exit)\b)|\.reg\s+\."
+    r"|%%(?:laneid|smid|nsmid|warpid|lanemask_\w+|clock\w*|globaltimer\w*|dynamic_smem_size)\b"
+)
+
+
+ASM = re.compile(r"\b(?:__asm__|asm)\s*(?:(?:__volatile__|volatile)\s*)?\(")  # an asm statement's start
+LITERAL = r'"(?:[^"\\]|\\.)*"'
+
+
+def is_ptx(lines: list[str], i: int) -> bool:
+    """Is the asm statement on line ``i`` PTX? Not when its text is string literals alone and they hold no PTX
+    instruction: x86's `cpuid`, AMD's own `v_cvt_f16_f32`. Text that a macro supplies, whole or in part
+    (`LD_NC ".u8 %0, [%1];"`), counts as PTX."""
+    text = asm_text(lines, i)
+    start = ASM.search(text)
+    template = re.match(rf'\s*((?:{LITERAL}|[^:;)"])*)', text[start.end() :]).group(1) if start else ""
+    literals = re.findall(LITERAL, template)
+    if not literals or re.search(r"\w", re.sub(LITERAL, "", template)):
+        return True
+    return any(PTX_INSTRUCTION.search(lit[1:-1]) for lit in literals)
+
+
+def asm_constraints(lines: list[str], i: int) -> set[str]:
+    """The operand constraint letters of the asm statement that starts on line ``i`` (1-based): {"r"}, {"f", "r"}."""
+    return {c for m in CONSTRAINT.finditer(asm_text(lines, i)) for c in m.group(1)}
+
+
+def function_header(lines: list[str], i: int) -> tuple[str, str] | None:
+    """The device function whose body holds line ``i``: (its name, its header): the nearest header above it
+    (`__device__ ... name(...) {`, the keywords up to two lines above the name); None when there is none within 40
+    lines, or when it is a kernel (`__global__`: HIP generates code for every kernel, launched or not)."""
     for n in range(i - 1, max(i - 41, 0), -1):
         m = None if lines[n - 1].lstrip().startswith("#") else FUNCTION.search(lines[n - 1].split("//", 1)[0])
         header = " ".join(lines[max(n - 3, 0) : n])
         if m and m.group(1) not in NOT_NAMES and DEVICE_WORDS.search(header):
-            if "__global__" in lines[n - 1] or (template and not re.search(r"\btemplate\s*<", header)):
-                return None
-            return m.group(1)
+            return None if "__global__" in lines[n - 1] else (m.group(1), header)
     return None
+
+
+def enclosing_function(lines: list[str], i: int, template: bool = False) -> str | None:
+    """The name of the function_header around line ``i``; ``template``: only a function template's name (`template
+    <...>` in its header), else None."""
+    found = function_header(lines, i)
+    if not found or (template and not re.search(r"\btemplate\s*<", found[1])):
+        return None
+    return found[0]

@@ -149,7 +149,7 @@ def _import(m, node) -> None:
 def _string(m, node) -> None:
     v = node.value
     if re.fullmatch(r"HCCL_[A-Z_]+", v) and not m.in_other_vendor_branch(node):
-        m.add(node, "PC109", f": {v!r}")
+        m.add(node, "PC109", f": {v!r} (an HCCL variable: ROCm's RCCL reads NCCL_* ones)", "hccl_variable")
     elif v in CUDA_ONLY_VARS and not any(k in m.source for k in CUDA_ONLY_VARS[v][1]):
         m.add(node, "PC114", f": {v} -> {CUDA_ONLY_VARS[v][0]}")
 

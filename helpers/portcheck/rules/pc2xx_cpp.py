@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..context.cpp import cuda_arch_only, rocm_excluded, wave32_only, without_block_comments
+from ..context.cpp import ASM, cuda_arch_only, is_ptx, rocm_excluded, wave32_only, without_block_comments
 from ..model import Rule
 
 RULES = [
@@ -57,7 +57,6 @@ MASK32 = re.compile(
     rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}|__activemask\s*\("
     rf"|\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?\w*(?:mask|MASK|Mask)\w*\s*=\s*{_MASK}"  # unsigned mask = ~0u
 )
-PTX = re.compile(r"\b(?:__asm__|asm)\s*(?:(?:__volatile__|volatile)\s*)?\(")
 CUDA_LIBS = (
     (re.compile(r"cublasLt|cublas_v2\.h.*Lt"), "cuBLASLt -> hipBLASLt"),
     (re.compile(r"\bcutlass\b", re.I), "CUTLASS -> Composable Kernel (CK)"),
@@ -92,15 +91,17 @@ def _broadcast_default_width(code: str) -> re.Match | None:
 
 
 def _warp_width(code_lines: list[str], skip: set[int]) -> tuple[set[int], int | None]:
-    """The lines that group lanes by 32, and the first line that uses the hardware's width (warpSize)."""
+    """The lines that group lanes by 32, and the first line that uses the hardware's width (warpSize; not a name the
+    file itself #defines as 32: `#define C10_WARP_SIZE 32` makes it a 32-lane group there)."""
     groups, hardware = set(), None
+    own32 = set(re.findall(r"#\s*define\s+(\w+)\s+32[uU]?\b", "\n".join(code_lines)))
     for i, raw in enumerate(code_lines, 1):
         code = raw.split("//", 1)[0]
         if i in skip:
             continue
         if GROUPS32.search(code):
             groups.add(i)
-        if hardware is None and WARPSIZE.search(code):
+        if hardware is None and any(m.group() not in own32 for m in WARPSIZE.finditer(code)):
             hardware = i
     return groups, hardware
 
@@ -135,7 +136,7 @@ def check(path: str, source: str, add) -> None:
             _pc201(i, code, groups, hardware, add)
         if m := MASK32.search(code):
             add(i, m.start() + 1, "PC202", "")
-        if m := PTX.search(code):
+        if (m := ASM.search(code)) and is_ptx(code_lines, i):  # (not x86's cpuid, nor AMD's own v_* assembly)
             add(i, m.start() + 1, "PC203", "")
         if "#include" in code or "::" in code:
             for rx, equiv in CUDA_LIBS:
