@@ -111,10 +111,11 @@ TEST_WORKERS ?= 2
 unit: $(DEV_STAMP) $(SARIF_SCHEMA)
 	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) $(PY) -m pytest -q -n $(TEST_WORKERS) tests
 
-# The lessons in two workers too, each lesson whole in one (--dist loadfile: its cells share one kernel, in order):
-# 168-181 s instead of 204 s on a 2-core machine like CI's (TEST_WORKERS=0: one after another).
+# The lessons one after another: on a 2-core machine like CI's, two workers (NBVAL_WORKERS=2, each lesson whole in
+# one with --dist loadfile) took as long (159 s against 153 s) for twice the CPU (274 s against 146 s).
+NBVAL_WORKERS ?= 0
 nbval: $(DEV_STAMP)
-	COURSE_STRICT=1 $(PY) -m pytest -q $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile) \
+	COURSE_STRICT=1 $(PY) -m pytest -q $(if $(filter-out 0,$(NBVAL_WORKERS)),-n $(NBVAL_WORKERS) --dist loadfile) \
 		--nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
 
 test: lint unit nbval site-check
