@@ -103,7 +103,8 @@ def scan_source(path: str, data: bytes) -> list[Finding]:
 
 def _in_project(f: Finding, project: Project) -> Finding:
     """What the project around a C++ finding tells (model.CONTEXT): a folder setup.py builds only for CUDA, a header
-    nothing includes, third-party code, the project's own *_sync shim."""
+    nothing includes, third-party code, a branch of the project's own CUDA-only macro, PTX nothing calls, a macro
+    nothing expands, a template nothing instantiates, the project's own *_sync shim."""
     if f.severity == "info" or files.kind(f.path) != "cpp":
         return f
     if where := project.built_for_cuda_only(f.path):
