@@ -131,8 +131,7 @@ class Project:
     def unused_header(self, path: str) -> bool:
         """A header (.h, .cuh, .hpp, .inl) that no scanned source includes and no setup.py names, in a scan of several
         C++ files: no build compiles it."""
-        header = path.endswith((".h", ".cuh", ".hpp", ".inl"))
-        return header and self.cpp_files > 1 and os.path.basename(path) not in self.included
+        return path.endswith(HEADER) and self.cpp_files > 1 and os.path.basename(path) not in self.included
 
     def macros(self) -> str:
         """CUDA_ONLY_MACROS and the project's own macros that HIP never defines: each #define of them sits in a branch
