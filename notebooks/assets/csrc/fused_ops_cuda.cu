@@ -4,7 +4,7 @@
 // at::cuda::CUDAGuard, C10_CUDA_KERNEL_LAUNCH_CHECK), and AMD GPUs are the CUDA key.
 // Portable on purpose: no warp size is written down (warpSize in device code, at::cuda::warp_size() on the
 // host), and shuffles go through ATen's WARP_SHFL_XOR, which uses the right intrinsic on each platform.
-#include <torch/extension.h>
+#include <torch/library.h>  // TORCH_LIBRARY: the ops reach Python through the dispatcher
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/DeviceUtils.cuh>
 #include <c10/cuda/CUDAGuard.h>
