@@ -61,17 +61,26 @@ help:
 	@echo "make mutation   mutation testing of helpers/ and tools/ (mutmut; slow, not part of make test)"
 	@echo "make docker-build / docker-lab / docker-test / docker-run   the ROCm workshop image (docs/workshop.md)"
 
+# --no-compile, then compileall on every core: pip byte-compiles the modules it installs one after another, torch's
+# thousands included, half of the 2 minutes a new .venv took on a 2-core machine; compileall -j 0 takes 24 s.
+# The byte-code must be there: with PYTHONDONTWRITEBYTECODE=1, as on the machines this project is tested on, Python
+# never writes it, and every process would compile torch again. Some packages ship files that are not meant to
+# compile: compileall's exit status is no test.
+PIP_INSTALL := -m pip install --quiet --no-compile
+
 $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -r requirements-torch.txt -r requirements.txt \
+	$(VENV)/bin/python $(PIP_INSTALL) --upgrade pip
+	$(VENV)/bin/python $(PIP_INSTALL) -r requirements-torch.txt -r requirements.txt \
 		$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 	@# (re)installed here, in this folder: an editable install copied from another checkout points back at that one
-	$(VENV)/bin/python -m pip install --quiet --no-deps -e .
+	$(VENV)/bin/python $(PIP_INSTALL) --no-deps -e .
+	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib >/dev/null || true
 	touch $@
 
 $(VENV)/.dev-stamp: $(VENV)/.stamp requirements-dev.txt
-	$(VENV)/bin/python -m pip install --quiet -r requirements-dev.txt
+	$(VENV)/bin/python $(PIP_INSTALL) -r requirements-dev.txt
+	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib >/dev/null || true
 	touch $@
 
 run: $(ENV_STAMP)
@@ -101,15 +110,16 @@ hygiene: $(DEV_STAMP)
 # portcheck's --format sarif against it. Without npm (or on another platform) that one test is skipped.
 SARIF_SCHEMA := $(VENV)/npm/node_modules/@microsoft/sarif-multitool-linux/sarif-2.1.0.json
 
-$(SARIF_SCHEMA):
+$(SARIF_SCHEMA): | $(ENV_STAMP)
 	@npm install --no-save --no-audit --no-fund --loglevel=error --prefix $(VENV)/npm \
 		@microsoft/sarif-multitool-linux@5.7.0 >/dev/null 2>&1 || echo "note: npm could not install the SARIF schema"
 
-# Two workers: the unit tests are mostly subprocesses and builds, and this project's 2-core CI machine runs them in
-# about 190 s instead of 240 s, room the 8-minute `make test` needs (pytest-xdist; TEST_WORKERS=0 runs them in one).
+# Two workers: the unit tests are mostly subprocesses and builds, and two workers keep both cores of a 2-core machine
+# like CI's busy (pytest-xdist; TEST_WORKERS=0 runs them in one).
+# Some tests run make themselves: MAKEFLAGS= gives them a plain one, not the job slots of a `make test` around them.
 TEST_WORKERS ?= 2
 unit: $(DEV_STAMP) $(SARIF_SCHEMA)
-	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) $(PY) -m pytest -q -n $(TEST_WORKERS) tests
+	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) MAKEFLAGS= $(PY) -m pytest -q -n $(TEST_WORKERS) tests
 
 # The lessons one after another: on a 2-core machine like CI's, two workers (NBVAL_WORKERS=2, each lesson whole in
 # one with --dist loadfile) took as long (159 s against 153 s) for twice the CPU (274 s against 146 s).
@@ -118,7 +128,14 @@ nbval: $(DEV_STAMP)
 	COURSE_STRICT=1 $(PY) -m pytest -q $(if $(filter-out 0,$(NBVAL_WORKERS)),-n $(NBVAL_WORKERS) --dist loadfile) \
 		--nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
 
-test: lint unit nbval site-check
+# On a 2-core machine like CI's: the environments side by side (pip installing torch keeps one core busy, the site's
+# environment and Chromium take the other), then lint and the unit tests, which use both cores (TEST_WORKERS), then the
+# lessons (one core) beside the site's check. Each step's output is printed whole when it ends (-Otarget). From a fresh
+# clone on such a machine this took 432 s; one step after another, with pip compiling alone, it took 739 s.
+test:
+	@$(MAKE) --no-print-directory -j4 -Otarget $(DEV_STAMP) $(SITE_VENV)/.stamp browser $(SARIF_SCHEMA)
+	@$(MAKE) --no-print-directory lint unit
+	@$(MAKE) --no-print-directory -j2 -Otarget nbval site-check
 
 # The website. Its toolchain (requirements-site.txt) lives in .venv-site, apart from the lessons' environment.
 # `make site` renders build/executed (running `make run` first when a lesson has not run) with build/summary.json;
@@ -131,8 +148,9 @@ SITE_CHECK_LESSON ?= 08_porting_dependencies
 
 $(SITE_VENV)/.stamp: requirements-site.txt
 	test -x $(SITE_PY) || $(PYTHON) -m venv $(SITE_VENV)
-	$(SITE_PY) -m pip install --quiet --upgrade pip
-	$(SITE_PY) -m pip install --quiet -r requirements-site.txt
+	$(SITE_PY) $(PIP_INSTALL) --upgrade pip
+	$(SITE_PY) $(PIP_INSTALL) -r requirements-site.txt
+	$(SITE_PY) -m compileall -q -j 0 $(SITE_VENV)/lib >/dev/null || true
 	touch $@
 
 site: $(ENV_STAMP) $(SITE_VENV)/.stamp
