@@ -67,6 +67,7 @@ help:
 # never writes it, and every process would compile torch again. Some packages ship files that are not meant to
 # compile: compileall's exit status is no test.
 PIP_INSTALL := -m pip install --quiet --no-compile
+byte_compile = $(1)/bin/python -m compileall -q -j 0 $(1)/lib >/dev/null || true
 
 $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -75,12 +76,12 @@ $(VENV)/.stamp: requirements.txt requirements-torch.txt pyproject.toml
 		$(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX))
 	@# (re)installed here, in this folder: an editable install copied from another checkout points back at that one
 	$(VENV)/bin/python $(PIP_INSTALL) --no-deps -e .
-	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib >/dev/null || true
+	$(call byte_compile,$(VENV))
 	touch $@
 
 $(VENV)/.dev-stamp: $(VENV)/.stamp requirements-dev.txt
 	$(VENV)/bin/python $(PIP_INSTALL) -r requirements-dev.txt
-	$(VENV)/bin/python -m compileall -q -j 0 $(VENV)/lib >/dev/null || true
+	$(call byte_compile,$(VENV))
 	touch $@
 
 run: $(ENV_STAMP)
@@ -150,7 +151,7 @@ $(SITE_VENV)/.stamp: requirements-site.txt
 	test -x $(SITE_PY) || $(PYTHON) -m venv $(SITE_VENV)
 	$(SITE_PY) $(PIP_INSTALL) --upgrade pip
 	$(SITE_PY) $(PIP_INSTALL) -r requirements-site.txt
-	$(SITE_PY) -m compileall -q -j 0 $(SITE_VENV)/lib >/dev/null || true
+	$(call byte_compile,$(SITE_VENV))
 	touch $@
 
 site: $(ENV_STAMP) $(SITE_VENV)/.stamp
