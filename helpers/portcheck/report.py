@@ -29,8 +29,8 @@ def format_text(result: dict) -> str:
         out.append(f"{n:5d}  {rule} ({how}) {RULES[rule].message}")
     n, by = len(result["findings"]), Counter(f["severity"] for f in result["findings"])
     counts = ", ".join(f"{by[s]} {s}" for s in SEVERITIES if by[s]) or "nothing to change"
-    out.append(f"{n} finding{'s' * (n != 1)} in {result['files_scanned']} files ({result['lines_scanned']} lines): "
-               f"{counts}")  # fmt: skip
+    files, lines = result["files_scanned"], result["lines_scanned"]
+    out.append(f"{n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)} ({lines} lines): {counts}")
     out += [f"  {s}: {MEANING[s]}" for s in SEVERITIES if by[s]]
     return "\n".join(out)
 

@@ -44,6 +44,13 @@ CUDA_ONLY_MACROS = (
 )
 
 
+# cuda.h's CUDA_VERSION (12040 for CUDA 12.4): HIP's headers define none, and torch's hipify renames it to
+# TORCH_HIP_VERSION (HIP's major * 100 + minor, 702 for ROCm 7.2) where a build defines that at all. Compared with a
+# CUDA version number (`CUDA_VERSION >= 9000`, any from CUDA 7.0's 7000 up), it reads as 0 either way;
+# `defined(CUDA_VERSION)` depends on the build.
+_CUDA_VERSION_COMPARED = r"\bCUDA_VERSION\b(?=\s*(?:[<>]=?|[!=]=)\s*(?:[7-9]\d{3}|[1-9]\d{4,})[uUlL]*\b)"
+
+
 def _split(expr: str, op: str) -> list[str]:
     """``expr`` split at ``op`` ("||" or "&&") outside parentheses."""
     parts, depth, start = [], 0, 0
@@ -70,7 +77,8 @@ def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS) -> bool | None:
     if expr.startswith("!") and not expr.startswith("!="):
         value = hip_value(expr[1:], macros)
         return None if value is None else not value
-    term = re.sub(rf"\bdefined\s*(\(\s*({macros})\s*\)|\s+({macros})\b)", "0", expr)
+    term = re.sub(_CUDA_VERSION_COMPARED, "0", expr)
+    term = re.sub(rf"\bdefined\s*(\(\s*({macros})\s*\)|\s+({macros})\b)", "0", term)
     term = re.sub(rf"\b({macros})\b", "0", term)
     term = re.sub(r"\b(\d+)[uUlL]*\b", r"\1", term)
     if not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term) or "**" in term:
