@@ -97,7 +97,7 @@ def test_select_ignore_fail_on_and_exit_codes(capsys):
     out = capsys.readouterr().out
     assert re.search(r"py_bad\.py:15:\d+: PC101 warning ", out) and "findings in 1 file (" in out
     pc101 = [f["severity"] for f in scan([bad])["findings"] if f["rule"] == "PC101"]
-    assert re.search(rf"^\s+{len(pc101)}  PC101 \({len(pc101)} warning\) ", out, re.M)
+    assert re.search(rf"^\s+{len(pc101)}  PC101 \({len(pc101)} warnings\) ", out, re.M)
     assert re.search(r"^  error: breaks on ROCm", out, re.M) and re.search(r"^  warning: runs on ROCm", out, re.M)
     assert main([bad, "--select", "PC101"]) == 0  # a hard-coded GPU runs on ROCm: no failure by default
     assert main([bad, "--select", "PC101", "--fail-on", "warning"]) == 1  # unless CPU portability is enforced

@@ -21,7 +21,8 @@ from .context.cpp import (
 
 SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
-DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)", re.M)
+# #define NAME, and its value when it is one integer (`#define CC_TURING 750`, not `#define F(x)` or `#define N 2 * K`)
+DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]+(\d+)[uUlL]*[ \t]*(?://.*)?$)?", re.M)
 BUILD_DEFINE = re.compile(r"-D\s*(\w+)|compile_definitions\s*\(([^)]*)\)|add_definitions\s*\(([^)]*)\)")
 HEADER = (".h", ".cuh", ".hpp", ".inl")
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
@@ -30,6 +31,15 @@ SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or
     r"|^[^;#(=\n]*\b__(?:shfl\w*|ballot|any|all)_sync[ \t]*\([^;\n]*\)[ \t]*\{",  # (not `if (x = __shfl_sync(...)) {`)
     re.M,
 )
+
+
+def _default(lines: list[str], line: int, name: str) -> bool:
+    """Is the #define on ``line`` a default a build may override (`#ifndef SPEC_DEC` / `#define SPEC_DEC 0`, and a
+    JIT compile passes -DSPEC_DEC=1)? Then it gives no value."""
+    i = line - 2
+    while i >= 0 and not lines[i].lstrip().startswith("#"):
+        i -= 1
+    return i >= 0 and bool(re.match(rf"\s*#\s*(ifndef\s+|if\s+!\s*defined\s*\(?\s*){name}\b", lines[i]))
 
 
 def rocm_test(test: ast.expr) -> bool | None:
@@ -91,9 +101,9 @@ class Project:
         self.vendored: set[str] = set()  # files inside a third-party folder of a scanned one
         self.shim = ""  # "file:line" of the project's own definition of a *_sync shuffle, if any
         self.cpp_text: dict[str, list[str]] = {}  # path -> lines (block comments blanked), for the questions below
-        self.defines: dict[str, list[bool]] = {}  # macro -> for each #define of it: is it in a branch HIP compiles?
+        self.defines: dict[str, list[tuple[int, str, str | None]]] = {}  # path -> its #defines: (line, name, value)
         self.build_defines: set[str] = set()  # macros a build file defines (-DNAME, compile_definitions(NAME))
-        self._macros, self._dead, self._names, self._uses = None, {}, {}, {}  # (when first asked: all files read)
+        self._macros, self._values, self._dead, self._names, self._uses = None, {}, {}, {}, {}  # (all files read)
 
     def add_file(self, path: str, rel: str, data: bytes, kind: str | None) -> None:
         """``rel``: the file's path inside the folder scanned (folders above it never count)."""
@@ -105,11 +115,11 @@ class Project:
             self.hash_included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
             self.included |= self.hash_included
             lines = self.cpp_text[path] = without_block_comments(text).splitlines()
-            dead = rocm_excluded(lines) | cuda_arch_only(lines)
             joined = "\n".join(lines)
+            self.defines[path] = []
             for m in DEFINE.finditer(joined):
-                live = joined.count("\n", 0, m.start()) + 1 not in dead
-                self.defines.setdefault(m.group(1), []).append(live)
+                n = joined.count("\n", 0, m.start()) + 1
+                self.defines[path].append((n, m[1], None if _default(lines, n, m[1]) else m[2]))
             m = SHIM.search(text)
             self.shim = self.shim or (f"{path}:{text.count(chr(10), 0, m.start()) + 1}" if m else "")
         if kind == "build" or os.path.basename(path) == "setup.py":
@@ -136,23 +146,34 @@ class Project:
     def macros(self) -> str:
         """CUDA_ONLY_MACROS and the project's own macros that HIP never defines: each #define of them sits in a branch
         HIP never compiles (KERUTILS_ENABLE_SM100A under `#if __CUDA_ARCH__ >= 1000`), and no build file defines them.
-        Not the names reserved to the compiler (__CUDACC__, _OPENMP): a project that defines one only for an IDE's
-        indexer (`#ifdef __CLION_IDE__`) does not stop the compiler from defining it."""
+        Beside them, ``values``: the project's own macros whose every #define HIP compiles gives one integer, read as
+        that (`#define CC_TURING 750`; `#define ARCH_SM80 0` in the `#else` of `#if __CUDA_ARCH__ >= 800`). Read twice,
+        so that a #define under `#if __CUDA_ARCH__ >= CC_TURING` counts as one HIP never compiles. Not the names
+        reserved to the compiler (__CUDACC__, _OPENMP): a project that defines one only for an IDE's indexer (`#ifdef
+        __CLION_IDE__`) does not stop the compiler from defining it."""
         if self._macros is None:
-            own = sorted(m for m, live in self.defines.items()
-                         if not any(live) and m not in self.build_defines and not re.match(r"_[_A-Z]", m))  # fmt: skip
-            self._macros = "|".join([CUDA_ONLY_MACROS, *own])
+            values: dict[str, str] = {}
+            for _ in range(2):
+                live: dict[str, set] = {name: set() for sites in self.defines.values() for _, name, _ in sites}
+                for path, sites in self.defines.items():
+                    dead = rocm_excluded(self.cpp_text[path]) | cuda_arch_only(self.cpp_text[path], values=values)
+                    for line, name, value in sites:
+                        live[name] |= set() if line in dead else {value}
+                own = {m: v for m, v in live.items() if m not in self.build_defines and not re.match(r"_[_A-Z]", m)}
+                values = {m: next(iter(v)) for m, v in own.items() if len(v) == 1 and None not in v}
+            self._values = values
+            self._macros = "|".join([CUDA_ONLY_MACROS, *sorted(m for m, v in own.items() if not v)])
         return self._macros
 
     def dead(self, path: str) -> set[int]:
-        """The lines of a C++ file that a ROCm build never compiles, the project's CUDA-only macros counted."""
+        """The lines of a C++ file that a ROCm build never compiles, the project's own macros (``macros``) counted."""
         if path not in self._dead:
             lines = self.cpp_text.get(path, [])
-            self._dead[path] = rocm_excluded(lines) | cuda_arch_only(lines, self.macros())
+            self._dead[path] = rocm_excluded(lines) | cuda_arch_only(lines, self.macros(), self._values)
         return self._dead[path]
 
     def cuda_only_macro(self, path: str, line: int) -> bool:
-        """Is ``line`` in a branch that only the project's own CUDA-only macros (``macros``) keep from HIP?"""
+        """Is ``line`` in a branch that only the project's own macros (``macros``) keep from HIP?"""
         return path in self.cpp_text and line in self.dead(path)
 
     def names(self, path: str) -> Counter:
@@ -171,11 +192,12 @@ class Project:
 
     def _count(self) -> None:
         self._names[None], self._uses[None] = Counter(), Counter()
+        names = {name for sites in self.defines.values() for _, name, _ in sites}
         for p, lines in self.cpp_text.items():
             dead = self.dead(p)
             code = "\n".join("" if i in dead else ln.split("//", 1)[0] for i, ln in enumerate(lines, 1))
             self._names[p] = Counter(re.findall(r"\b(\w+)\s*[(<]", code))
-            self._uses[p] = Counter(w for w in re.findall(r"\b[A-Za-z_]\w*", code) if w in self.defines)
+            self._uses[p] = Counter(w for w in re.findall(r"\b[A-Za-z_]\w*", code) if w in names)
             self._names[None].update(self._names[p])
             self._uses[None].update(self._uses[p])
 

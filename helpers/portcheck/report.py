@@ -9,6 +9,10 @@ from .model import CONTEXT, MEANING, SEVERITIES
 from .rules import RULES
 
 
+def _count(n: int, severity: str) -> str:
+    return f"{n} {severity}{'s' * (n != 1 and severity != 'info')}"  # 1 error, 2 errors, 2 info
+
+
 def format_text(result: dict) -> str:
     """One line per finding; a rule's fix once per file, under its first finding there; then the rules found, each
     described in full, the totals, and what the severities found mean."""
@@ -25,10 +29,10 @@ def format_text(result: dict) -> str:
     out += [""] if out else []
     for rule, n in result["summary"].items():  # by the severity each finding got
         got = Counter(f["severity"] for f in result["findings"] if f["rule"] == rule)
-        how = ", ".join(f"{got[s]} {s}" for s in SEVERITIES if got[s])
+        how = ", ".join(_count(got[s], s) for s in SEVERITIES if got[s])
         out.append(f"{n:5d}  {rule} ({how}) {RULES[rule].message}")
     n, by = len(result["findings"]), Counter(f["severity"] for f in result["findings"])
-    counts = ", ".join(f"{by[s]} {s}" for s in SEVERITIES if by[s]) or "nothing to change"
+    counts = ", ".join(_count(by[s], s) for s in SEVERITIES if by[s]) or "nothing to change"
     files, lines = result["files_scanned"], result["lines_scanned"]
     out.append(f"{n} finding{'s' * (n != 1)} in {files} file{'s' * (files != 1)} ({lines} lines): {counts}")
     out += [f"  {s}: {MEANING[s]}" for s in SEVERITIES if by[s]]

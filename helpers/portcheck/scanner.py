@@ -114,7 +114,7 @@ def _in_project(f: Finding, project: Project) -> Finding:
     elif f.path in project.vendored:
         context, note = "vendored", " (third-party code the project ships)"
     elif project.cuda_only_macro(f.path, f.line):
-        context, note = "cuda_only_macro", " (in a branch of a macro the project defines only where HIP never compiles)"
+        context, note = "cuda_only_macro", " (in a branch the project's own macros keep from HIP)"
     elif f.rule == "PC203" and (name := project.never_generated(f.path, f.line)):
         context, note = "never_generated", f" (in {name}(), which no scanned source calls; its operands are r/n only)"
     elif f.rule in ("PC202", "PC203") and (name := project.unused_macro(f.path, f.line)):

@@ -44,6 +44,7 @@ CUDA_ONLY_MACROS = (
 )
 
 
+_DEFINED = re.compile(r"\bdefined\s*(?:\(\s*(\w+)\s*\)|\s+(\w+)\b)")  # defined(M), defined M
 # cuda.h's CUDA_VERSION (12040 for CUDA 12.4): HIP's headers define none, and torch's hipify renames it to
 # TORCH_HIP_VERSION (HIP's major * 100 + minor, 702 for ROCm 7.2) where a build defines that at all. Compared with a
 # CUDA version number (`CUDA_VERSION >= 9000`, any from CUDA 7.0's 7000 up), it reads as 0 either way;
@@ -62,24 +63,27 @@ def _split(expr: str, op: str) -> list[str]:
     return [*parts, expr[start:]]
 
 
-def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS) -> bool | None:
+def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS, values: dict[str, str] | None = None) -> bool | None:
     """What a `#if` condition is for HIP's compiler, where ``macros`` (__CUDA_ARCH__, __CUDACC_VER_*__, ...) are
-    undefined (0): True, False, or None when it depends on other macros (`#if 0` is False for every compiler).
-    `A && B` is False when either part is, `A || B` True when either is; a part that names only those macros and
-    numbers is computed as the preprocessor would."""
+    undefined (0) and ``values`` (a project's `#define CC_TURING 750`) defined as given: True, False, or None when it
+    depends on other macros (`#if 0` is False for every compiler). `A && B` is False when either part is, `A || B`
+    True when either is; a part that names only those macros and numbers is computed as the preprocessor would."""
     expr = expr.strip()
     for op, decides in (("||", True), ("&&", False)):
         if len(parts := _split(expr, op)) > 1:
-            values = [hip_value(p, macros) for p in parts]
-            return decides if decides in values else (not decides if None not in values else None)
+            said = [hip_value(p, macros, values) for p in parts]
+            return decides if decides in said else (not decides if None not in said else None)
     if expr.startswith("(") and _split(expr, ")")[1:] == [""]:  # (the first "(" closes at the end)
-        return hip_value(expr[1:-1], macros)
+        return hip_value(expr[1:-1], macros, values)
     if expr.startswith("!") and not expr.startswith("!="):
-        value = hip_value(expr[1:], macros)
+        value = hip_value(expr[1:], macros, values)
         return None if value is None else not value
     term = re.sub(_CUDA_VERSION_COMPARED, "0", expr)
     term = re.sub(rf"\bdefined\s*(\(\s*({macros})\s*\)|\s+({macros})\b)", "0", term)
     term = re.sub(rf"\b({macros})\b", "0", term)
+    if values:
+        term = _DEFINED.sub(lambda m: "1" if (m[1] or m[2]) in values else m[0], term)
+        term = re.sub(r"\b[A-Za-z_]\w*", lambda m: values.get(m[0], m[0]), term)
     term = re.sub(r"\b(\d+)[uUlL]*\b", r"\1", term)
     if not re.fullmatch(r"[\d\s()<>=!+\-*/%]+", term) or "**" in term:
         return None  # another macro decides it (`**` is no C); numbers alone (`#if 0`) decide it for every compiler
@@ -89,26 +93,26 @@ def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS) -> bool | None:
         return None
 
 
-def _directive_value(d: str, macros: str = CUDA_ONLY_MACROS) -> bool | None:
+def _directive_value(d: str, macros: str = CUDA_ONLY_MACROS, values: dict[str, str] | None = None) -> bool | None:
     """hip_value of a directive's condition: `#if X`, `#elif X`, `#ifdef M`, `#ifndef M`; None for `#else`."""
     cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
     for word, op in (("and", "&&"), ("or", "||"), ("not", "!")):  # (C++'s alternative tokens)
         cond = re.sub(rf"\b{word}\b", op, cond)
     if m := re.match(r"#\s*(ifdef|ifndef)\s+(\w+)", cond):
-        value = hip_value(f"defined({m.group(2)})", macros)
+        value = hip_value(f"defined({m.group(2)})", macros, values)
         return None if value is None else value == (m.group(1) == "ifdef")
     m = re.match(r"#\s*(?:el)?if\b(.*)", cond)
-    return hip_value(m.group(1), macros) if m else None
+    return hip_value(m.group(1), macros, values) if m else None
 
 
-def cuda_arch_only(lines: list[str], macros: str = CUDA_ONLY_MACROS) -> set[int]:
+def cuda_arch_only(lines: list[str], macros: str = CUDA_ONLY_MACROS, values: dict[str, str] | None = None) -> set[int]:
     """Line numbers of preprocessor branches HIP never compiles: a branch whose condition is false where
     __CUDA_ARCH__ and __CUDACC_VER_*__ are undefined (`#if __CUDA_ARCH__ >= 800`, `#if defined(__CUDA_ARCH__) &&
     __CUDA_ARCH__ < 800`), and every branch after one that is true there (`#ifndef __CUDA_ARCH__`, `#if
     __CUDA_ARCH__ < 800`: its `#else`). (A kernel whose body is all in such a branch does nothing on ROCm: no
     compile error.)"""
     return lines_of(
-        (a, b) for group in if_groups(lines, lambda d: _directive_value(d, macros))
+        (a, b) for group in if_groups(lines, lambda d: _directive_value(d, macros, values))
         for n, (a, b, value) in enumerate(group)
         if value is False or any(v is True for _, _, v in group[:n])
     )  # fmt: skip
