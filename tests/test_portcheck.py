@@ -348,3 +348,26 @@ def test_a_condition_is_read_as_hip_reads_it(condition, value):
     from helpers.portcheck.context.cpp import hip_value
 
     assert hip_value(condition) is value
+
+
+def test_a_cmake_rocm_switch_is_a_macro_defined_only_where_the_build_is_for_rocm():
+    from helpers.portcheck.project import rocm_definitions
+
+    cmake = """
+if(FAISS_ENABLE_GPU)
+  if(FAISS_ENABLE_ROCM)  # the ROCm build
+    add_definitions(-DUSE_AMD_ROCM)
+  else()
+    add_definitions(-DUSE_NVIDIA_CUDA)
+  endif()
+endif()
+if(WITH_CUDA OR WITH_HIP)
+  add_compile_definitions(WITH_GPU)
+endif()
+if(NOT USE_HIP)
+  target_compile_definitions(ops PRIVATE CPU_ONLY=1)
+endif()
+"""
+    rocm, elsewhere = rocm_definitions(cmake)
+    assert rocm == {"USE_AMD_ROCM"}
+    assert {"USE_NVIDIA_CUDA", "WITH_GPU", "CPU_ONLY"} <= elsewhere

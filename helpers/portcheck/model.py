@@ -50,9 +50,10 @@ CONTEXT = {
                         "for ROCm"),
     "unused_header": ("info", "a header that no scanned source includes and no setup.py names: no build of this "
                       "project compiles it"),
-    "cuda_only_macro": ("info", "in a branch the project's own macros keep from HIP, macros no build file defines: one "
-                        "#defined only where HIP never compiles (`#if __CUDA_ARCH__ >= 1000`), or to a value that "
-                        "skips it (`#define ARCH_SM80 0` in that #if's #else)"),
+    "cuda_only_macro": ("info", "in a branch the project's own macros keep from HIP: one no build file defines and the "
+                        "code #defines only where HIP never compiles (`#if __CUDA_ARCH__ >= 1000`) or to a value that "
+                        "skips it (`#define ARCH_SM80 0` in that #if's #else), or a switch the build defines only for "
+                        "ROCm (`add_definitions(-DUSE_AMD_ROCM)` under `if(ENABLE_ROCM)`)"),
     "never_generated": ("info", 'inline PTX with only "r"/"n" operands in a function no scanned source calls: HIP '
                         "rejects those operands only where it generates the function's code"),
     "never_instantiated": ("info", "a 32-bit mask in a function template no scanned source calls: HIP's mask "

@@ -11,6 +11,7 @@ from collections import Counter
 from .context.cpp import (
     CUDA_ONLY_MACROS,
     INLINE_WORDS,
+    ROCM_MACROS,
     asm_constraints,
     cuda_arch_only,
     enclosing_function,
@@ -24,6 +25,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 # #define NAME, and its value when it is one integer (`#define CC_TURING 750`, not `#define F(x)` or `#define N 2 * K`)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]+(\d+)[uUlL]*[ \t]*(?://.*)?$)?", re.M)
 BUILD_DEFINE = re.compile(r"-D\s*(\w+)|compile_definitions\s*\(([^)]*)\)|add_definitions\s*\(([^)]*)\)")
+ROCM_CONDITION = re.compile(r"(?<![a-z])(rocm|hip)(?![a-z])", re.I)  # if(FAISS_ENABLE_ROCM), if(USE_HIP)
 HEADER = (".h", ".cuh", ".hpp", ".inl")
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
@@ -40,6 +42,34 @@ def _default(lines: list[str], line: int, name: str) -> bool:
     while i >= 0 and not lines[i].lstrip().startswith("#"):
         i -= 1
     return i >= 0 and bool(re.match(rf"\s*#\s*(ifndef\s+|if\s+!\s*defined\s*\(?\s*){name}\b", lines[i]))
+
+
+def build_definitions(text: str) -> set[str]:
+    """The macros a build file's text defines: -DNAME, add_definitions(...), (target_)compile_definitions(...)."""
+    found = " ".join(g for m in BUILD_DEFINE.finditer(text) for g in m.groups() if g)
+    return set(re.findall(r"(?:-D)?(\w+)", found))  # (add_definitions(-DUSE_AMD_ROCM): USE_AMD_ROCM)
+
+
+def rocm_definitions(text: str) -> tuple[set[str], set[str]]:
+    """The macros a CMake file defines inside an `if()` branch taken only when building for ROCm (its condition names
+    ROCm or HIP, with no NOT or OR: faiss's `if(FAISS_ENABLE_ROCM)` / `add_definitions(-DUSE_AMD_ROCM)`), and the
+    macros it defines elsewhere. One line at a time: a definition spread over lines counts for neither."""
+    rocm, elsewhere, branches = set(), set(), []  # branches: the condition of each open if() (NOT: its else())
+    for line in text.splitlines():
+        code = line.split("#", 1)[0].strip()
+        if m := re.match(r"(if|elseif|else|endif)\s*\((.*)", code, re.I):
+            word = m[1].lower()
+            if word == "if":
+                branches.append(m[2])
+            elif branches and word == "endif":
+                branches.pop()
+            elif branches:
+                branches[-1] = m[2] if word == "elseif" else "NOT"
+            continue
+        names = build_definitions(code)
+        on_rocm = any(ROCM_CONDITION.search(c) and not re.search(r"\b(NOT|OR)\b", c, re.I) for c in branches)
+        (rocm if on_rocm else elsewhere).update(names)
+    return rocm, elsewhere
 
 
 def rocm_test(test: ast.expr) -> bool | None:
@@ -103,7 +133,9 @@ class Project:
         self.cpp_text: dict[str, list[str]] = {}  # path -> lines (block comments blanked), for the questions below
         self.defines: dict[str, list[tuple[int, str, str | None]]] = {}  # path -> its #defines: (line, name, value)
         self.build_defines: set[str] = set()  # macros a build file defines (-DNAME, compile_definitions(NAME))
-        self._macros, self._values, self._dead, self._names, self._uses = None, {}, {}, {}, {}  # (all files read)
+        self.rocm_defines: tuple[set, set] = (set(), set())  # CMake's, only in ROCm branches / elsewhere
+        self._macros, self._rocm, self._values = None, ROCM_MACROS, {}  # (when first asked: all files read)
+        self._dead, self._names, self._uses = {}, {}, {}
 
     def add_file(self, path: str, rel: str, data: bytes, kind: str | None) -> None:
         """``rel``: the file's path inside the folder scanned (folders above it never count)."""
@@ -123,8 +155,11 @@ class Project:
             m = SHIM.search(text)
             self.shim = self.shim or (f"{path}:{text.count(chr(10), 0, m.start()) + 1}" if m else "")
         if kind == "build" or os.path.basename(path) == "setup.py":
-            for m in BUILD_DEFINE.finditer(data.decode("utf-8", "replace")):
-                self.build_defines |= set(re.findall(r"\w+", "".join(g for g in m.groups() if g)))
+            self.build_defines |= build_definitions(data.decode("utf-8", "replace"))
+        if os.path.basename(path) == "CMakeLists.txt" or path.endswith(".cmake"):
+            rocm, elsewhere = rocm_definitions(data.decode("utf-8", "replace"))
+            self.rocm_defines[0].update(rocm)
+            self.rocm_defines[1].update(elsewhere)
         if os.path.basename(path) == "setup.py":
             try:
                 folders = cuda_only_folders(path, ast.parse(data))
@@ -146,17 +181,21 @@ class Project:
     def macros(self) -> str:
         """CUDA_ONLY_MACROS and the project's own macros that HIP never defines: each #define of them sits in a branch
         HIP never compiles (KERUTILS_ENABLE_SM100A under `#if __CUDA_ARCH__ >= 1000`), and no build file defines them.
-        Beside them, ``values``: the project's own macros whose every #define HIP compiles gives one integer, read as
-        that (`#define CC_TURING 750`; `#define ARCH_SM80 0` in the `#else` of `#if __CUDA_ARCH__ >= 800`). Read twice,
-        so that a #define under `#if __CUDA_ARCH__ >= CC_TURING` counts as one HIP never compiles. Not the names
-        reserved to the compiler (__CUDACC__, _OPENMP): a project that defines one only for an IDE's indexer (`#ifdef
-        __CLION_IDE__`) does not stop the compiler from defining it."""
+        Not the names reserved to the compiler (__CUDACC__, _OPENMP): a project that defines one only for an IDE's
+        indexer (`#ifdef __CLION_IDE__`) does not stop the compiler from defining it. Set beside them: ``_values``, the
+        project's own macros whose every #define HIP compiles gives one integer, read as that (`#define CC_TURING 750`;
+        `#define ARCH_SM80 0` in the `#else` of `#if __CUDA_ARCH__ >= 800`), read twice so that a #define under `#if
+        __CUDA_ARCH__ >= CC_TURING` counts as one HIP never compiles; ``_rocm``, ROCM_MACROS and the switches the
+        project's CMake files define only for ROCm (rocm_definitions)."""
         if self._macros is None:
+            switches = sorted(self.rocm_defines[0] - self.rocm_defines[1])  # the project's ROCm macros
+            self._rocm = f"({'|'.join([ROCM_MACROS.strip('()'), *switches])})"
             values: dict[str, str] = {}
             for _ in range(2):
                 live: dict[str, set] = {name: set() for sites in self.defines.values() for _, name, _ in sites}
                 for path, sites in self.defines.items():
-                    dead = rocm_excluded(self.cpp_text[path]) | cuda_arch_only(self.cpp_text[path], values=values)
+                    lines = self.cpp_text[path]
+                    dead = rocm_excluded(lines, self._rocm) | cuda_arch_only(lines, values=values)
                     for line, name, value in sites:
                         live[name] |= set() if line in dead else {value}
                 own = {m: v for m, v in live.items() if m not in self.build_defines and not re.match(r"_[_A-Z]", m)}
@@ -169,7 +208,8 @@ class Project:
         """The lines of a C++ file that a ROCm build never compiles, the project's own macros (``macros``) counted."""
         if path not in self._dead:
             lines = self.cpp_text.get(path, [])
-            self._dead[path] = rocm_excluded(lines) | cuda_arch_only(lines, self.macros(), self._values)
+            macros = self.macros()
+            self._dead[path] = rocm_excluded(lines, self._rocm) | cuda_arch_only(lines, macros, self._values)
         return self._dead[path]
 
     def cuda_only_macro(self, path: str, line: int) -> bool:

@@ -121,23 +121,23 @@ def cuda_arch_only(lines: list[str], macros: str = CUDA_ONLY_MACROS, values: dic
 ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__)"  # what torch's ROCm extension builds define for every file
 
 
-def rocm_excluded(lines: list[str]) -> set[int]:
+def rocm_excluded(lines: list[str], macros: str = ROCM_MACROS) -> set[int]:
     """Line numbers of preprocessor branches a ROCm build never compiles: `#ifndef USE_ROCM` (or `#if !defined(...)`,
     alone or joined to other terms by `&&` only) and whatever follows an `#ifdef USE_ROCM` branch (`#if defined(...)`
     alone), for the macros torch's ROCm extension builds define for C++ and HIP files alike (USE_ROCM,
     __HIP_PLATFORM_AMD__; not __HIPCC__, which a .cpp's host compiler lacks, nor __HIP_PLATFORM_HCC__, gone since
-    ROCm 6.0). CUDA-only code kept out of the ROCm build (causal-conv1d's `#ifndef USE_ROCM` shuffle with a 32-bit
-    mask, its `#else` HIP's) is no port bug."""
+    ROCm 6.0), or ``macros`` (a group: a project's own ROCm switches too). CUDA-only code kept out of the ROCm build
+    (causal-conv1d's `#ifndef USE_ROCM` shuffle with a 32-bit mask, its `#else` HIP's) is no port bug."""
 
     def kind(d: str) -> str | None:
         cond = re.sub(r"/\*.*?\*/|//.*", "", d).strip()
-        if re.fullmatch(rf"#\s*ifndef\s+{ROCM_MACROS}", cond):
+        if re.fullmatch(rf"#\s*ifndef\s+{macros}", cond):
             return "out"
-        if re.fullmatch(rf"#\s*ifdef\s+{ROCM_MACROS}|#\s*(el)?if\s+defined\s*\(?\s*{ROCM_MACROS}\s*\)?", cond):
+        if re.fullmatch(rf"#\s*ifdef\s+{macros}|#\s*(el)?if\s+defined\s*\(?\s*{macros}\s*\)?", cond):
             return "taken"
         m = re.match(r"#\s*(el)?if\b(.*)", cond)
         terms = [t.strip() for t in m.group(2).split("&&")] if m and "||" not in cond else []
-        negated = rf"!\s*defined\s*(\(\s*{ROCM_MACROS}\s*\)|\s{ROCM_MACROS})"
+        negated = rf"!\s*defined\s*(\(\s*{macros}\s*\)|\s{macros})"
         return "out" if any(re.fullmatch(negated, t) for t in terms) else None  # (not `!(... && !defined(X))`)
 
     return lines_of(
