@@ -125,8 +125,8 @@ unit: $(DEV_STAMP) $(SARIF_SCHEMA)
 # The lessons one after another: on a 2-core machine like CI's, two workers (NBVAL_WORKERS=2, each lesson whole in
 # one with --dist loadfile) took as long (159 s against 153 s) for twice the CPU (274 s against 146 s).
 NBVAL_WORKERS ?= 0
-# nbval stops each lesson's kernel with a kill, so the lessons' TemporaryDirectory folders (a 43 MB checkpoint in
-# lesson 03) are not removed as a kernel that shuts down does: the lessons run in a temporary folder of their own.
+# nbval stops each lesson's kernel with a kill, and a killed kernel leaves its TemporaryDirectory folders behind
+# (lesson 03's is 43 MB): the lessons run with a TMPDIR of their own, removed when they end.
 nbval: $(DEV_STAMP)
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && TMPDIR=$$tmp COURSE_STRICT=1 $(PY) -m pytest -q \
 		$(if $(filter-out 0,$(NBVAL_WORKERS)),-n $(NBVAL_WORKERS) --dist loadfile) \

@@ -146,8 +146,8 @@ del _gpu_check_stacks
 def prepare_env() -> None:
     """Make `helpers` importable in every child (pytest, kernels), and install carried wheels if any.
 
-    The lent GPU machine has torch but no Jupyter tooling: tools/gpu_wheels.sh puts the missing wheels in
-    .whl/ here, the device tool carries them, and they are installed into /tmp/site for this run.
+    A GPU machine may have torch but no Jupyter tooling and no network: tools/gpu_wheels.sh puts the missing wheels
+    in .whl/ beside the working tree that is copied there, and they are installed into /tmp/site for this run.
     """
     paths = [str(ROOT)]
     wheels = sorted((ROOT / ".whl").glob("*.whl"))
@@ -182,7 +182,7 @@ def main() -> int:
     print(describe(info), flush=True)
     py = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     nbval = py + ["-v", "--nbval-lax", "--nbval-current-env", "--nbval-cell-timeout=300"]
-    # Tests of tooling the lent machine lacks (JupyterLab, papermill) are left out there, and the summary says so.
+    # Tests of tooling a GPU machine lacks (JupyterLab, papermill) are left out there, and the summary says so.
     left_out = [t for t, mod in [("tests/test_lab.py", "jupyterlab"), ("tests/test_run_notebooks.py", "papermill")]
                 if importlib.util.find_spec(mod) is None]  # fmt: skip
     jobs = {"unit tests": py + ["tests"] + [f"--ignore={t}" for t in left_out]}

@@ -25,7 +25,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 # #define NAME, and its value when it is one integer (`#define CC_TURING 750`, not `#define F(x)` or `#define N 2 * K`)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]+(\d+)[uUlL]*[ \t]*(?://.*)?$)?", re.M)
 BUILD_DEFINE = re.compile(r"-D\s*(\w+)|compile_definitions\s*\(([^)]*)\)|add_definitions\s*\(([^)]*)\)")
-ROCM_CONDITION = re.compile(r"(?<![a-z])(rocm|hip)(?![a-z])", re.I)  # if(FAISS_ENABLE_ROCM), if(USE_HIP)
+ROCM_NAME = re.compile(r"(^|_)(rocm|hip)(_|$)", re.I)  # a name that says ROCm: IS_ROCM, is_hip, FAISS_ENABLE_ROCM
 HEADER = (".h", ".cuh", ".hpp", ".inl")
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
@@ -67,7 +67,8 @@ def rocm_definitions(text: str) -> tuple[set[str], set[str]]:
                 branches[-1] = m[2] if word == "elseif" else "NOT"
             continue
         names = build_definitions(code)
-        on_rocm = any(ROCM_CONDITION.search(c) and not re.search(r"\b(NOT|OR)\b", c, re.I) for c in branches)
+        on_rocm = any(any(map(ROCM_NAME.search, re.findall(r"\w+", c))) and not re.search(r"\b(NOT|OR)\b", c, re.I)
+                      for c in branches)  # fmt: skip
         (rocm if on_rocm else elsewhere).update(names)
     return rocm, elsewhere
 
@@ -86,7 +87,7 @@ def rocm_test(test: ast.expr) -> bool | None:
         return None if r is None or test.comparators[0].value is not None else r == isinstance(test.ops[0], ast.IsNot)
     node = test.func if isinstance(test, ast.Call) else test
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return True if re.search(r"(^|_)(rocm|hip)(_|$)", name.lower()) else None
+    return True if ROCM_NAME.search(name) else None
 
 
 def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
