@@ -94,7 +94,8 @@ def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
     """The folders of C++/CUDA sources a setup.py builds only when not building for ROCm, when it builds other sources
     for ROCm (flash-attention: csrc/flash_attn for CUDA, csrc/flash_attn_ck for ROCm), each with the line of its
     ``if``. A folder is left out when a source named anywhere else in the file (a ROCm branch, or code both builds
-    run) is in it, above or below it. A setup.py without ROCm sources gives nothing: it is no port yet."""
+    run) is in it, above or below it; a bare file name (`"config.hpp"`, joined to a folder elsewhere) names no folder.
+    A setup.py without ROCm sources gives nothing: it is no port yet."""
     branch: dict[int, tuple[bool, int]] = {}  # id of a node in a vendor-only branch -> (ROCm?, line of the `if`)
     for node in ast.walk(tree):
         rocm = rocm_test(node.test) if isinstance(node, ast.If) else None
@@ -106,7 +107,7 @@ def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
                 branch.setdefault(id(n), (on_rocm, node.lineno))
     folders: dict[str, dict[str, int]] = {"cuda": {}, "rocm": {}, "both": {}}
     for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and SOURCE.fullmatch(n.value):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and SOURCE.fullmatch(n.value) and "/" in n.value:
             on_rocm, line = branch.get(id(n), (None, 0))
             kind = "both" if on_rocm is None else "rocm" if on_rocm else "cuda"
             folder = os.path.normpath(os.path.join(os.path.dirname(path), os.path.dirname(n.value)))
