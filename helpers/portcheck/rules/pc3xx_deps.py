@@ -11,19 +11,22 @@ from ..model import Rule
 from ..pyast import dotted
 
 RULES = [
-    Rule("PC301", "error", "the import fails where no flash-attn build for this GPU is installed (pip's is CUDA's)",
-         "flash-attn is a CUDA extension: it imports only where a build for this GPU exists",
+    Rule("PC301", "warning", "flash-attn 2 and 3 build for ROCm (composable_kernel and Triton backends): the import "
+         "works where that build is installed and fails where a CUDA wheel is",
+         "flash-attn is a compiled extension: on ROCm it needs flash-attn's ROCm build",
          "F.scaled_dot_product_attention on (B, H, S, D): transpose flash-attn's (B, S, H, D) in and out; fewer "
          "key/value heads than query heads (GQA): enable_gqa=True (torch >= 2.5); causal with fewer queries than keys "
          "(decoding, chunked prefill): flash-attn aligns the mask bottom-right and is_causal top-left, so pass "
          "attn_mask=causal_lower_right(q_len, k_len) from torch.nn.attention.bias (lesson 08)",
          "from flash_attn import flash_attn_func"),
-    Rule("PC302", "error", "the import fails where no xformers build for this GPU is installed",
+    Rule("PC302", "warning", "xformers has ROCm wheels (experimental; download.pytorch.org/whl/rocmX.Y): the import "
+         "works where one is installed and fails where a CUDA wheel is",
          "xformers ops need an xformers build for this GPU",
          "F.scaled_dot_product_attention(attn_mask=bias) on (B, H, S, D), transposed from xformers' (B, M, H, K) "
          "(lesson 08)", "import xformers.ops as xops"),
-    Rule("PC303", "error", "apex's CUDA extensions do not build for ROCm from NVIDIA's sources",
-         "NVIDIA apex: CUDA extensions (and apex.amp, removed from apex in 2025)",
+    Rule("PC303", "warning", "NVIDIA's apex builds no ROCm extensions; AMD's fork (ROCm/apex, shipped in the "
+         "rocm/pytorch images) does: the import works where it is installed and fails where NVIDIA's build is",
+         "NVIDIA apex: CUDA extensions (and apex.amp, removed from NVIDIA apex in 2025); on ROCm AMD's fork",
          "torch.amp, torch.optim.AdamW(fused=True), nn.LayerNorm / nn.RMSNorm, torch DDP (lesson 08)",
          "from apex.optimizers import FusedAdam"),
     Rule("PC304", "warning", "bitsandbytes 0.49+ ships ROCm wheels: it runs where the GPU is one of theirs",
@@ -43,7 +46,18 @@ RULES = [
          "there is no pytorch-rocm or torch-rocm package: pip finds no such distribution",
          "pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y (or AMD's index, or the "
          "rocm/pytorch image: lesson 00, section 3)", "pip install pytorch-rocm"),
+    Rule("PC308", "error", "no ROCm build ships it: FA4 (flash_attn.cute, on NVIDIA's CuTe DSL) is CUDA-only, as "
+         "are flash-attn's fused LayerNorm extension and xformers' 2:4 sparsity ops; flash-attn 1's "
+         "flash_attn.flash_attention is gone from flash-attn 2",
+         "a module that no ROCm build provides",
+         "F.scaled_dot_product_attention (or flash-attn 2's flash_attn_func from its ROCm build) for FA4; "
+         "torch.nn.LayerNorm or torch.nn.RMSNorm for the fused norms; dense weights for 2:4 sparsity (lesson 08)",
+         "from flash_attn.cute import flash_attn_func"),
 ]  # fmt: skip
+# Modules (and their submodules) that no ROCm build provides: PC308 instead of their package's rule.
+# (Not NVIDIA's CuTe DSL, `cutlass`: like Triton, a kernel language; its modules are kernels a caller dispatches to.)
+NO_ROCM_BUILD = ("flash_attn.cute", "dropout_layer_norm", "flash_attn.ops.layer_norm", "flash_attn.ops.rms_norm",
+                 "xformers.ops.sp24", "flash_attn.flash_attention")  # fmt: skip
 
 # CUDA-only dependencies with a portable PyTorch replacement: package -> (rule, {symbol: replacement}).
 DEPENDENCIES = {
@@ -94,6 +108,10 @@ def inside_package(path: str, package: str) -> bool:
     return False
 
 
+def _no_rocm_build(name: str) -> bool:
+    return any(name == x or name.startswith(x + ".") for x in NO_ROCM_BUILD)
+
+
 def _nvidia_libdevice(m, node, module: str) -> None:
     """An import of Triton's NVIDIA libdevice. Every Triton wheel ships both backends' language modules, so the import
     works on ROCm; a kernel that calls it does not compile for an AMD GPU. Imported but never used: a warning. (A
@@ -120,7 +138,15 @@ def _nvidia_libdevice(m, node, module: str) -> None:
 def _import(m, node) -> None:
     if id(node) in m.opt_in_imports:
         return  # an optional import with a fallback: fine on every machine
-    for name in [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]:
+    if isinstance(node, ast.ImportFrom):
+        names = [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""]  # (from xformers.ops import sp24)
+    else:
+        names = [a.name for a in node.names]
+    if cuda_only := next(filter(_no_rocm_build, names), None):
+        if not inside_package(m.path, cuda_only.split(".")[0]):
+            m.add(node, "PC308", f": import {cuda_only}")
+        return
+    for name in names[-1:] if isinstance(node, ast.ImportFrom) else names:
         top = name.split(".")[0]
         if top in DEPENDENCIES and not inside_package(m.path, top):
             m.add(node, DEPENDENCIES[top][0], f": import {name}")
@@ -133,7 +159,8 @@ def _call(m, node: ast.Call) -> None:
     top, last = full.split(".")[0], full.split(".")[-1]
     if top in DEPENDENCIES and top not in m.optional and last in DEPENDENCIES[top][1] and not inside_package(
             m.path, top):  # fmt: skip
-        m.add(node, DEPENDENCIES[top][0], f": {full}(...) -> {DEPENDENCIES[top][1][last]}")
+        rule = "PC308" if _no_rocm_build(full) else DEPENDENCIES[top][0]  # (FA4's flash_attn.cute.flash_attn_func)
+        m.add(node, rule, f": {full}(...) -> {DEPENDENCIES[top][1][last]}")
     if m.triton and last == "inline_asm_elementwise":
         m.add(node, "PC305", ": inline assembly (PTX) in a Triton kernel does not compile for AMD GPUs")
 
