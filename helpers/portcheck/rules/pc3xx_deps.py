@@ -138,15 +138,14 @@ def _nvidia_libdevice(m, node, module: str) -> None:
 def _import(m, node) -> None:
     if id(node) in m.opt_in_imports:
         return  # an optional import with a fallback: fine on every machine
-    if isinstance(node, ast.ImportFrom):
-        names = [f"{node.module}.{a.name}" for a in node.names] + [node.module or ""]  # (from xformers.ops import sp24)
-    else:
-        names = [a.name for a in node.names]
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    if isinstance(node, ast.ImportFrom) and node.module:  # (from xformers.ops import sp24)
+        names += [f"{node.module}.{a.name}" for a in node.names]
     if cuda_only := next(filter(_no_rocm_build, names), None):
         if not inside_package(m.path, cuda_only.split(".")[0]):
             m.add(node, "PC308", f": import {cuda_only}")
         return
-    for name in names[-1:] if isinstance(node, ast.ImportFrom) else names:
+    for name in names if isinstance(node, ast.Import) else names[:1]:
         top = name.split(".")[0]
         if top in DEPENDENCIES and not inside_package(m.path, top):
             m.add(node, DEPENDENCIES[top][0], f": import {name}")
