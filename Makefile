@@ -116,26 +116,32 @@ $(SARIF_SCHEMA): | $(ENV_STAMP)
 		@microsoft/sarif-multitool-linux@5.7.0 >/dev/null 2>&1 || echo "note: npm could not install the SARIF schema"
 
 # Two workers: the unit tests are mostly subprocesses and builds, and two workers keep both cores of a 2-core machine
-# like CI's busy (pytest-xdist; TEST_WORKERS=0 runs them in one).
+# like CI's busy (pytest-xdist; TEST_WORKERS=0 runs them in one). torch gets one CPU thread in each test and each
+# process a test starts (OMP_NUM_THREADS=1): its OpenMP threads spin while they wait, and two workers with two threads
+# each took 162-196 s against 162-164 s (lesson 03's ported script, 15 s alone, took 43 s beside lesson 05's build).
 # Some tests run make themselves: MAKEFLAGS= gives them a plain one, not the job slots of a `make test` around them.
 TEST_WORKERS ?= 2
 unit: $(DEV_STAMP) $(SARIF_SCHEMA)
-	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) MAKEFLAGS= $(PY) -m pytest -q -n $(TEST_WORKERS) tests
+	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) MAKEFLAGS= OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) tests
 
-# The lessons one after another: on a 2-core machine like CI's, two workers (NBVAL_WORKERS=2, each lesson whole in
-# one with --dist loadfile) took as long (159 s against 153 s) for twice the CPU (274 s against 146 s).
-NBVAL_WORKERS ?= 0
+# The lessons two at a time (pytest-xdist; each lesson whole in one worker, --dist loadfile), torch with one CPU thread
+# in each (OMP_NUM_THREADS=1). torch's OpenMP threads spin while they wait for work, so two lessons with two threads
+# each on a 2-core machine like CI's took as long as one after another (159 s against 153 s) for twice the CPU; with
+# one thread each they took 137 s against 207 s one after another. NBVAL_WORKERS=0: one after another, torch's threads.
+NBVAL_WORKERS ?= 2
 # nbval stops each lesson's kernel with a kill, and a killed kernel leaves its TemporaryDirectory folders behind
 # (lesson 03's is 43 MB): the lessons run with a TMPDIR of their own, removed when they end.
 nbval: $(DEV_STAMP)
-	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && TMPDIR=$$tmp COURSE_STRICT=1 $(PY) -m pytest -q \
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && TMPDIR=$$tmp COURSE_STRICT=1 \
+		$(if $(filter-out 0,$(NBVAL_WORKERS)),OMP_NUM_THREADS=1) $(PY) -m pytest -q \
 		$(if $(filter-out 0,$(NBVAL_WORKERS)),-n $(NBVAL_WORKERS) --dist loadfile) \
 		--nbval-lax --nbval-current-env --nbval-cell-timeout=$(CELL_TIMEOUT) notebooks/
 
 # On a 2-core machine like CI's: the environments side by side (pip installing torch keeps one core busy, the site's
 # environment and Chromium take the other), then lint and the unit tests, which use both cores (TEST_WORKERS), then the
-# lessons (one core) beside the site's check. Each step's output is printed whole when it ends (-Otarget). From a fresh
-# clone on such a machine this took 432 s; one step after another, with pip compiling alone, it took 739 s.
+# lessons (NBVAL_WORKERS) beside the site's check. Each step's output is printed whole when it ends (-Otarget). From a
+# fresh clone on such a machine this took 442 s (510 s with torch's default threads in the tests and the lessons one
+# after another); one step after another, with pip compiling alone, it took 739 s.
 test:
 	@$(MAKE) --no-print-directory -j4 -Otarget $(DEV_STAMP) $(SITE_VENV)/.stamp browser $(SARIF_SCHEMA)
 	@$(MAKE) --no-print-directory lint unit
