@@ -124,11 +124,13 @@ TEST_WORKERS ?= 2
 unit: $(DEV_STAMP) $(SARIF_SCHEMA)
 	SARIF_SCHEMA=$(abspath $(SARIF_SCHEMA)) MAKEFLAGS= OMP_NUM_THREADS=1 $(PY) -m pytest -q -n $(TEST_WORKERS) tests
 
-# The lessons two at a time (pytest-xdist; each lesson whole in one worker, --dist loadfile), torch with one CPU thread
-# in each (OMP_NUM_THREADS=1). torch's OpenMP threads spin while they wait for work, so two lessons with two threads
-# each on a 2-core machine like CI's took as long as one after another (159 s against 153 s) for twice the CPU; with
-# one thread each they took 137 s against 207 s one after another. NBVAL_WORKERS=0: one after another, torch's threads.
-NBVAL_WORKERS ?= 2
+# Without a GPU the lessons run two at a time (pytest-xdist; each lesson whole in one worker, --dist loadfile), torch
+# with one CPU thread in each (OMP_NUM_THREADS=1). torch's OpenMP threads spin while they wait for work, so two lessons
+# with two threads each on a 2-core machine like CI's took as long as one after another (159 s against 153 s) for
+# twice the CPU; with one thread each they took 137 s against 207 s one after another. Where torch sees a GPU (CUDA,
+# ROCm, Apple's MPS), as in `make docker-test`, they run one after another: lessons 02 and 03 assert GPU speed ratios,
+# which another lesson's kernels on the same GPU would skew. NBVAL_WORKERS=N chooses (0: one after another).
+NBVAL_WORKERS ?= $(shell $(PY) -c "import torch; print(0 if torch.cuda.is_available() or torch.backends.mps.is_available() else 2)" 2>/dev/null || echo 0)
 # nbval stops each lesson's kernel with a kill, and a killed kernel leaves its TemporaryDirectory folders behind
 # (lesson 03's is 43 MB): the lessons run with a TMPDIR of their own, removed when they end.
 nbval: $(DEV_STAMP)

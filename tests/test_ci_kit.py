@@ -1,10 +1,13 @@
-"""The CI kit fits together: the workflows name files that exist, and docker-run passes the profile into the image."""
+"""The CI kit fits together: the workflows name files that exist, docker-run passes the profile into the image, and
+nbval runs the lessons side by side only where that cannot skew a GPU measurement."""
 
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).parent.parent
@@ -61,3 +64,25 @@ def test_docker_run_mounts_and_passes_the_profile():
     assert '-v "$PWD/params:/workspace/course/params:ro"' in cmd, cmd
     assert cmd.rstrip().endswith("make run PARAMS=params/full.yaml"), cmd
     assert make_dry_run("docker-run").rstrip().endswith("make run")
+
+
+@pytest.mark.parametrize("gpu", ["cuda", "mps", None])
+def test_lessons_run_two_at_a_time_only_where_torch_sees_no_gpu(tmp_path, gpu):
+    """Two lessons on one GPU would skew lessons 02's and 03's speed ratios: with a GPU (CUDA and ROCm builds answer
+    torch.cuda, Apple's torch.backends.mps), one after another with torch's threads; without, two at a time."""
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text(
+        "from types import SimpleNamespace as NS\n"
+        f"cuda = NS(is_available=lambda: {gpu == 'cuda'})\n"
+        f"backends = NS(mps=NS(is_available=lambda: {gpu == 'mps'}))\n"
+    )
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={tmp_path} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    r = subprocess.run(["make", "--no-print-directory", "-n", "nbval", "COURSE_SYSTEM_PYTHON=1", f"PYTHON={python}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    two_at_a_time = "-n 2 --dist loadfile" in r.stdout
+    assert two_at_a_time == (gpu is None) and ("OMP_NUM_THREADS=1" in r.stdout) == (gpu is None), r.stdout
