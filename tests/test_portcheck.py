@@ -351,7 +351,7 @@ def test_a_condition_is_read_as_hip_reads_it(condition, value):
 
 
 def test_a_cmake_rocm_switch_is_a_macro_defined_only_where_the_build_is_for_rocm():
-    from helpers.portcheck.project import rocm_definitions
+    from helpers.portcheck.context.build import rocm_definitions
 
     cmake = """
 if(FAISS_ENABLE_GPU)

@@ -22,9 +22,9 @@ scanner.py, report.py, cli.py.
 """
 
 from .cli import main
+from .context.build import cuda_only_folders, rocm_test
 from .files import kind
 from .model import Finding, Rule
-from .project import cuda_only_folders, rocm_test
 from .report import format_text, to_sarif
 from .rules import RULES
 from .scanner import scan, scan_build, scan_cpp, scan_python, scan_source

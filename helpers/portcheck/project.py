@@ -1,13 +1,24 @@
-"""What a scanned project tells about its files, read once per scan: which C++/CUDA folders its setup.py builds only
-for CUDA (while building other sources for ROCm), and which headers its sources include."""
+"""What a scanned project tells about its files, read once per scan: which C++/CUDA files no ROCm build compiles
+(context/build.py reads the build files), which headers its sources include, which lines HIP never compiles."""
 
 from __future__ import annotations
 
 import ast
 import os
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 
+from .context.build import (
+    SOURCE,
+    build_definitions,
+    cmake_rocm_branch,
+    cmake_sources,
+    cuda_only_folders,
+    rocm_definitions,
+    runs_nvcc,
+    setup_definitions,
+    source_folders,
+)
 from .context.cpp import (
     CUDA_ONLY_MACROS,
     INLINE_WORDS,
@@ -20,12 +31,9 @@ from .context.cpp import (
     without_block_comments,
 )
 
-SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 # #define NAME, and its value when it is one integer (`#define CC_TURING 750`, not `#define F(x)` or `#define N 2 * K`)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]+(\d+)[uUlL]*[ \t]*(?://.*)?$)?", re.M)
-BUILD_DEFINE = re.compile(r"-D\s*(\w+)|compile_definitions\s*\(([^)]*)\)|add_definitions\s*\(([^)]*)\)")
-ROCM_NAME = re.compile(r"(^|_)(rocm|hip)(_|$)", re.I)  # a name that says ROCm: IS_ROCM, is_hip, FAISS_ENABLE_ROCM
 HEADER = (".h", ".cuh", ".hpp", ".inl")
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
@@ -44,89 +52,18 @@ def _default(lines: list[str], line: int, name: str) -> bool:
     return i >= 0 and bool(re.match(rf"\s*#\s*(ifndef\s+|if\s+!\s*defined\s*\(?\s*){name}\b", lines[i]))
 
 
-def build_definitions(text: str) -> set[str]:
-    """The macros a build file's text defines: -DNAME, add_definitions(...), (target_)compile_definitions(...)."""
-    found = " ".join(g for m in BUILD_DEFINE.finditer(text) for g in m.groups() if g)
-    return set(re.findall(r"(?:-D)?(\w+)", found))  # (add_definitions(-DUSE_AMD_ROCM): USE_AMD_ROCM)
-
-
-def rocm_definitions(text: str) -> tuple[set[str], set[str]]:
-    """The macros a CMake file defines inside an `if()` branch taken only when building for ROCm (its condition names
-    ROCm or HIP, with no NOT or OR: faiss's `if(FAISS_ENABLE_ROCM)` / `add_definitions(-DUSE_AMD_ROCM)`), and the
-    macros it defines elsewhere. One line at a time: a definition spread over lines counts for neither."""
-    rocm, elsewhere, branches = set(), set(), []  # branches: the condition of each open if() (NOT: its else())
-    for line in text.splitlines():
-        code = line.split("#", 1)[0].strip()
-        if m := re.match(r"(if|elseif|else|endif)\s*\((.*)", code, re.I):
-            word = m[1].lower()
-            if word == "if":
-                branches.append(m[2])
-            elif branches and word == "endif":
-                branches.pop()
-            elif branches:
-                branches[-1] = m[2] if word == "elseif" else "NOT"
-            continue
-        names = build_definitions(code)
-        on_rocm = any(any(map(ROCM_NAME.search, re.findall(r"\w+", c))) and not re.search(r"\b(NOT|OR)\b", c, re.I)
-                      for c in branches)  # fmt: skip
-        (rocm if on_rocm else elsewhere).update(names)
-    return rocm, elsewhere
-
-
-def rocm_test(test: ast.expr) -> bool | None:
-    """True when an ``if`` test holds only when building for ROCm (``IS_ROCM``, ``torch.version.hip is not None``,
-    ``is_hip()``), False when only when not (``not IS_ROCM``, ``... and not IS_ROCM``), None when it says neither."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        r = rocm_test(test.operand)
-        return None if r is None else not r
-    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        said = {rocm_test(v) for v in test.values} - {None}
-        return said.pop() if len(said) == 1 else None
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.IsNot):
-        r = rocm_test(test.left) if isinstance(test.comparators[0], ast.Constant) else None
-        return None if r is None or test.comparators[0].value is not None else r == isinstance(test.ops[0], ast.IsNot)
-    node = test.func if isinstance(test, ast.Call) else test
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
-    return True if ROCM_NAME.search(name) else None
-
-
-def cuda_only_folders(path: str, tree: ast.AST) -> dict[str, int]:
-    """The folders of C++/CUDA sources a setup.py builds only when not building for ROCm, when it builds other sources
-    for ROCm (flash-attention: csrc/flash_attn for CUDA, csrc/flash_attn_ck for ROCm), each with the line of its
-    ``if``. A folder is left out when a source named anywhere else in the file (a ROCm branch, or code both builds
-    run) is in it, above or below it; a bare file name (`"config.hpp"`, joined to a folder elsewhere) names no folder.
-    A setup.py without ROCm sources gives nothing: it is no port yet."""
-    branch: dict[int, tuple[bool, int]] = {}  # id of a node in a vendor-only branch -> (ROCm?, line of the `if`)
-    for node in ast.walk(tree):
-        rocm = rocm_test(node.test) if isinstance(node, ast.If) else None
-        if rocm is None:
-            continue
-        pure = not isinstance(node.test, ast.BoolOp)  # the `else` of `if A and not IS_ROCM` runs on CUDA and ROCm
-        for body, on_rocm in [(node.body, rocm)] + ([(node.orelse, not rocm)] if pure else []):
-            for n in (n for stmt in body for n in ast.walk(stmt)):
-                branch.setdefault(id(n), (on_rocm, node.lineno))
-    folders: dict[str, dict[str, int]] = {"cuda": {}, "rocm": {}, "both": {}}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and SOURCE.fullmatch(n.value) and "/" in n.value:
-            on_rocm, line = branch.get(id(n), (None, 0))
-            kind = "both" if on_rocm is None else "rocm" if on_rocm else "cuda"
-            folder = os.path.normpath(os.path.join(os.path.dirname(path), os.path.dirname(n.value)))
-            folders[kind].setdefault(folder, line)
-
-    def related(a: str, b: str) -> bool:
-        return a == b or a.startswith(b + os.sep) or b.startswith(a + os.sep)
-
-    others = [*folders["rocm"], *folders["both"]]
-    return {
-        d: line for d, line in folders["cuda"].items() if folders["rocm"] and not any(related(d, o) for o in others)
-    }
-
-
 class Project:
     """Facts gathered while the files of one scan are read: ``add_file`` for each, then ask."""
 
     def __init__(self):
         self.cuda_only: dict[str, str] = {}  # folder -> "setup.py:LINE" that builds it for CUDA only
+        self.nvcc_setups: dict[str, str] = {}  # folder of a setup.py that runs nvcc, names no ROCm sources -> file:line
+        self.setup_dirs: set[str] = set()
+        self.rocm_builds: set[str] = set()  # the build files that build for ROCm (name sources, or a CMake branch)
+        self.shared_folders: set[str] = set()  # folders of the sources a ROCm-building setup.py compiles there
+        self.cmake_kinds: dict[str, set] = defaultdict(set)  # source -> the builds CMake files name it in
+        self.includers: dict[str, set] = defaultdict(set)  # a file name -> the sources that #include it
+        self._not_built: dict[str, str | None] = {}
         self.included: set[str] = set()  # the file names that some scanned source #includes or a setup.py names
         self.hash_included: set[str] = set()  # the file names that some scanned source #includes
         self.cpp_files = 0
@@ -146,6 +83,8 @@ class Project:
         if kind == "cpp":
             self.cpp_files += 1
             text = data.decode("utf-8", "replace")
+            for h in INCLUDE.findall(text):
+                self.includers[os.path.basename(h)].add(path)
             self.hash_included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
             self.included |= self.hash_included
             lines = self.cpp_text[path] = without_block_comments(text).splitlines()
@@ -159,21 +98,72 @@ class Project:
         if kind == "build" or os.path.basename(path) == "setup.py":
             self.build_defines |= build_definitions(data.decode("utf-8", "replace"))
         if os.path.basename(path) == "CMakeLists.txt" or path.endswith(".cmake"):
-            rocm, elsewhere = rocm_definitions(data.decode("utf-8", "replace"))
-            self.rocm_defines[0].update(rocm)
-            self.rocm_defines[1].update(elsewhere)
+            self._add_cmake(path, data.decode("utf-8", "replace"))
         if os.path.basename(path) == "setup.py":
-            try:
-                folders = cuda_only_folders(path, ast.parse(data))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                folders = {}  # reported as PC900
-            self.cuda_only.update({d: f"{path}:{line}" for d, line in folders.items()})
-            self.included |= {os.path.basename(s) for s in SOURCE.findall(data.decode("utf-8", "replace"))}
+            self._add_setup(path, data.decode("utf-8", "replace"))
+
+    def _add_cmake(self, path: str, text: str) -> None:
+        rocm, elsewhere = rocm_definitions(text)
+        self.rocm_defines[0].update(rocm)
+        self.rocm_defines[1].update(elsewhere)
+        sources = cmake_sources(path, text)
+        self.rocm_builds |= {path} if sources["rocm"] or cmake_rocm_branch(text) else set()
+        known = sources["rocm"] and not re.search(r"hipify", text, re.I)  # (a hipify() step compiles copies of them)
+        for kind, names in sources.items():
+            for name in names:
+                self.cmake_kinds[name].add(kind if known or kind == "both" else "unknown")
+
+    def _add_setup(self, path: str, text: str) -> None:
+        self.included |= {os.path.basename(s) for s in SOURCE.findall(text)}
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return  # reported as PC900
+        rocm, elsewhere = setup_definitions(tree)
+        self.rocm_defines[0].update(rocm)
+        self.rocm_defines[1].update(elsewhere)
+        home, folders = os.path.dirname(path), source_folders(path, tree)
+        self.setup_dirs.add(home)
+        self.cuda_only.update({d: f"{path}:{line} builds other sources for ROCm"
+                               for d, line in cuda_only_folders(path, tree).items()})  # fmt: skip
+        if folders["rocm"]:
+            self.rocm_builds.add(path)
+            self.shared_folders |= {*folders["rocm"], *folders["both"]}
+        elif line := runs_nvcc(tree, text):
+            self.nvcc_setups[home] = f"{path}:{line}"
 
     def built_for_cuda_only(self, path: str) -> str | None:
-        """The setup.py line that compiles this file's folder only for CUDA, or None."""
-        folder = os.path.dirname(os.path.normpath(path))
-        return next((w for d, w in self.cuda_only.items() if folder == d or folder.startswith(d + os.sep)), None)
+        """Why no ROCm build compiles this file, when the project builds other sources for ROCm (None when it may):
+        a setup.py builds its folder only for CUDA; the CMake files name it only in CUDA branches; the nearest
+        setup.py runs nvcc and names nothing for ROCm, and no build file in its folder builds for ROCm
+        (flash-attention's hopper/); or it is a header that only such files #include."""
+        if path not in self._not_built:
+            self._not_built[path] = None  # (while asked: an #include cycle)
+            self._not_built[path] = self._why_not_built(os.path.normpath(path))
+        return self._not_built[path]
+
+    def _why_not_built(self, path: str) -> str | None:
+        folder = os.path.dirname(path)
+
+        def under(d: str) -> bool:
+            return folder == d or folder.startswith(d + os.sep)
+
+        if where := next((w for d, w in self.cuda_only.items() if under(d)), None):
+            return where
+        if self.cmake_kinds.get(path) == {"cuda"}:
+            return "the CMake files name it only where they build for CUDA, and name other sources for ROCm"
+        home = max(filter(under, self.setup_dirs), key=len, default=None)
+        if home in self.nvcc_setups and self._rocm_only_elsewhere(home) and not any(map(under, self.shared_folders)):
+            return f"{self.nvcc_setups[home]} runs nvcc, the CUDA toolkit's compiler, and names no sources for ROCm"
+        users = self.includers.get(os.path.basename(path), set()) - {path}
+        if path.endswith(HEADER) and users and all(self.built_for_cuda_only(u) for u in users):
+            return f"only sources no ROCm build compiles #include it ({os.path.basename(min(users))}, ...)"
+        return None
+
+    def _rocm_only_elsewhere(self, home: str) -> bool:
+        """Does a build file build for ROCm, and none in ``home`` (a setup.py's folder) or below it?"""
+        inside = [d for d in map(os.path.dirname, self.rocm_builds) if d == home or d.startswith(home + os.sep)]
+        return bool(self.rocm_builds) and not inside
 
     def unused_header(self, path: str) -> bool:
         """A header (.h, .cuh, .hpp, .inl) that no scanned source includes and no setup.py names, in a scan of several
@@ -256,7 +246,20 @@ class Project:
         while start > 1 and lines[start - 2].rstrip().endswith("\\"):
             start -= 1  # (the #define a continued line belongs to)
         m = re.match(r"\s*#\s*define\s+(\w+)", lines[start - 1]) if 0 < start <= len(lines) else None
-        return m.group(1) if m and self.macro_uses(self._own_file(path))[m.group(1)] <= 1 else None
+        if not m:
+            return None
+        uses = sum(self.macro_uses(p)[m.group(1)] for p in self.readers(path) if p in self.cpp_text)
+        return m.group(1) if uses <= 1 else None
+
+    def readers(self, path: str) -> set[str]:
+        """``path`` and the scanned sources that #include it, directly or through other headers: the code that sees
+        its #defines."""
+        seen, todo = {path}, [path]
+        while todo:
+            for p in self.includers.get(os.path.basename(todo.pop()), set()) - seen:
+                seen.add(p)
+                todo.append(p)
+        return seen
 
     def _uncalled(self, path: str, name: str, header: str) -> bool:
         """No code HIP compiles calls ``name`` (only its definition names it): in its own file when it is an inline or

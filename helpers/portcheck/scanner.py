@@ -108,7 +108,7 @@ def _in_project(f: Finding, project: Project) -> Finding:
     if f.severity == "info" or files.kind(f.path) != "cpp":
         return f
     if where := project.built_for_cuda_only(f.path):
-        context, note = "cuda_only_build", f" (only built for CUDA: {where} builds other sources for ROCm)"
+        context, note = "cuda_only_build", f" (only built for CUDA: {where})"
     elif project.unused_header(f.path):
         context, note = "unused_header", " (a header no scanned source includes: compiled only where another does)"
     elif f.path in project.vendored:

@@ -63,11 +63,15 @@ def _split(expr: str, op: str) -> list[str]:
     return [*parts, expr[start:]]
 
 
+ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__)"  # what torch's ROCm extension builds define for every file
+
+
 def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS, values: dict[str, str] | None = None) -> bool | None:
     """What a `#if` condition is for HIP's compiler, where ``macros`` (__CUDA_ARCH__, __CUDACC_VER_*__, ...) are
     undefined (0) and ``values`` (a project's `#define CC_TURING 750`) defined as given: True, False, or None when it
     depends on other macros (`#if 0` is False for every compiler). `A && B` is False when either part is, `A || B`
-    True when either is; a part that names only those macros and numbers is computed as the preprocessor would."""
+    True when either is; a part that names only those macros and numbers is computed as the preprocessor would.
+    `defined(USE_ROCM)` and `defined(__HIP_PLATFORM_AMD__)` (ROCM_MACROS) are true."""
     expr = expr.strip()
     for op, decides in (("||", True), ("&&", False)):
         if len(parts := _split(expr, op)) > 1:
@@ -79,6 +83,7 @@ def hip_value(expr: str, macros: str = CUDA_ONLY_MACROS, values: dict[str, str] 
         value = hip_value(expr[1:], macros, values)
         return None if value is None else not value
     term = re.sub(_CUDA_VERSION_COMPARED, "0", expr)
+    term = re.sub(rf"\bdefined\s*(\(\s*{ROCM_MACROS}\s*\)|\s+{ROCM_MACROS}\b)", "1", term)
     term = re.sub(rf"\bdefined\s*(\(\s*({macros})\s*\)|\s+({macros})\b)", "0", term)
     term = re.sub(rf"\b({macros})\b", "0", term)
     if values:
@@ -116,9 +121,6 @@ def cuda_arch_only(lines: list[str], macros: str = CUDA_ONLY_MACROS, values: dic
         for n, (a, b, value) in enumerate(group)
         if value is False or any(v is True for _, _, v in group[:n])
     )  # fmt: skip
-
-
-ROCM_MACROS = r"(USE_ROCM|__HIP_PLATFORM_AMD__)"  # what torch's ROCm extension builds define for every file
 
 
 def rocm_excluded(lines: list[str], macros: str = ROCM_MACROS) -> set[int]:
@@ -200,17 +202,21 @@ PTX_INSTRUCTION = re.compile(
 
 
 ASM = re.compile(r"\b(?:__asm__|asm)\s*(?:(?:__volatile__|volatile)\s*)?\(")  # an asm statement's start
-LITERAL = r'"(?:[^"\\]|\\.)*"'
+LITERAL = r'"(?:[^"\\]|\\[\s\S])*"'  # (a backslash before a newline continues the literal)
+# AMD's own assembly (GCN, CDNA, RDNA): vector, scalar, LDS and memory instructions (v_fmac_f32, s_waitcnt, ds_read_b32)
+AMD_INSTRUCTION = re.compile(r"(?:^|;|\\n|\\t)\s*(?:v|s|ds|buffer|global|flat)_[a-z0-9_]*")
 
 
 def is_ptx(lines: list[str], i: int) -> bool:
     """Is the asm statement on line ``i`` PTX? Not when its text is string literals alone and they hold no PTX
-    instruction: x86's `cpuid`, AMD's own `v_cvt_f16_f32`. Text that a macro supplies, whole or in part
-    (`LD_NC ".u8 %0, [%1];"`), counts as PTX."""
+    instruction: x86's `cpuid`, AMD's own `v_cvt_f16_f32`; nor when a literal starts with an AMD instruction. Other
+    text that a macro supplies, whole or in part (`LD_NC ".u8 %0, [%1];"`), counts as PTX."""
     text = asm_text(lines, i)
     start = ASM.search(text)
     template = re.match(rf'\s*((?:{LITERAL}|[^:;)"])*)', text[start.end() :]).group(1) if start else ""
     literals = re.findall(LITERAL, template)
+    if any(AMD_INSTRUCTION.match(lit[1:-1].lstrip()) for lit in literals):
+        return False  # (a macro may supply the rest: `"v_" #OP "_dpp ..."`)
     if not literals or re.search(r"\w", re.sub(LITERAL, "", template)):
         return True
     return any(PTX_INSTRUCTION.search(lit[1:-1]) for lit in literals)

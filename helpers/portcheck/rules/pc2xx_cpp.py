@@ -48,14 +48,17 @@ BALLOT32 = re.compile(
 )
 BALLOT = re.compile(r"__ballot(?:_sync)?\s*\(")
 SHFL = re.compile(r"__shfl(_sync)?\s*\(")
-_MASK = (  # all 32 lanes, in the usual spellings: 0xffffffff, ~0u, uint32_t(-1), (unsigned)-1
-    r"(?:0x[fF]{8}(?:[uU]?[lL]{0,2})?\b|~0[uU]?\b|u?int32_t\s*\(\s*-1\s*\)"
+_MASK = (  # all 32 lanes in a 32-bit type: 0xffffffff, ~0u, uint32_t(-1), (unsigned)-1 (not 0xffffffffull: 64 bits)
+    r"(?:0x[fF]{8}[uU]?\b|~0[uU]?\b|u?int32_t\s*\(\s*-1\s*\)"
     r"|\(\s*(?:u?int32_t|unsigned(?:\s+int)?)\s*\)\s*-1\b)"
 )
 MASK32 = re.compile(
     rf"#\s*define\s+\w*MASK\w*\s+{_MASK}"
-    rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}|__activemask\s*\("
-    rf"|\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?\w*(?:mask|MASK|Mask)\w*\s*=\s*{_MASK}"  # unsigned mask = ~0u
+    rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}"
+)
+MASK32_VARIABLE = re.compile(  # a 32-bit mask kept in a variable (or a parameter's default): reported where it is used
+    rf"\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?(\w*(?:mask|MASK|Mask)\w*)\s*=\s*{_MASK}"  # mask = ~0u
+    r"|\b(?:unsigned(?:\s+int)?|uint32_t|int)\s+(\w+)\s*=\s*__activemask\s*\("  # (HIP's returns unsigned long long)
 )
 CUDA_LIBS = (
     (re.compile(r"cublasLt|cublas_v2\.h.*Lt"), "cuBLASLt -> hipBLASLt"),
@@ -92,9 +95,10 @@ def _broadcast_default_width(code: str) -> re.Match | None:
 
 def _warp_width(code_lines: list[str], skip: set[int]) -> tuple[set[int], int | None]:
     """The lines that group lanes by 32, and the first line that uses the hardware's width (warpSize; not a name the
-    file itself #defines as 32: `#define C10_WARP_SIZE 32` makes it a 32-lane group there)."""
+    file itself defines as 32: `#define C10_WARP_SIZE 32` makes it a 32-lane group there)."""
     groups, hardware = set(), None
-    own32 = set(re.findall(r"#\s*define\s+(\w+)\s+32[uU]?\b", "\n".join(code_lines)))
+    text = "\n".join(code_lines)  # (a name the file defines as 32: `#define WARP_SIZE 32`, `int warpSize = 32`)
+    own32 = {a or b for a, b in re.findall(r"#\s*define\s+(\w+)\s+32[uU]?\b|\b(warpSize)\s*=\s*32[uU]?\b", text)}
     for i, raw in enumerate(code_lines, 1):
         code = raw.split("//", 1)[0]
         if i in skip:
@@ -122,6 +126,21 @@ def _pc201(i: int, code: str, groups: set[int], hardware: int | None, add) -> No
             f"this file makes (line {min(groups)}); use width=32, or one group per wavefront")  # fmt: skip
 
 
+def _used_mask(m: re.Match | None, i: int, code_lines: list[str], not_rocm: set[int]) -> re.Match | None:
+    """``m`` (on line ``i``), unless it is a parameter's default that no *_sync call HIP compiles in its function
+    takes, up to the function's closing `}` in column 0 (the default mask of Megatron's WARP_SHFL_XOR_NATIVE goes to
+    __shfl_xor_sync only under `#if CUDA_VERSION >= 9000`)."""
+    if not m or not re.search(r"[(,]\s*$", m.string[: m.start()]):
+        return m  # (a variable or constant: other files may use it)
+    use = re.compile(rf"__\w+_sync\s*\(\s*{m[1] or m[2]}\b")
+    for n in range(i, len(code_lines) + 1):
+        if n not in not_rocm and use.search(code_lines[n - 1]):
+            return m
+        if code_lines[n - 1].startswith("}"):
+            break
+    return None
+
+
 def check(path: str, source: str, add) -> None:
     """``add(line, col, rule, extra)`` for each finding of one C/C++/CUDA file."""
     code_lines = without_block_comments(source).splitlines()  # (code in a comment is no code)
@@ -134,9 +153,10 @@ def check(path: str, source: str, add) -> None:
         code = raw.split("//", 1)[0]
         if i not in wave32:  # (a warp of 32 is right in code built only for RDNA's wave32 GPUs)
             _pc201(i, code, groups, hardware, add)
-        if m := MASK32.search(code):
+        if m := MASK32.search(code) or _used_mask(MASK32_VARIABLE.search(code), i, code_lines, not_rocm):
             add(i, m.start() + 1, "PC202", "")
-        if (m := ASM.search(code)) and is_ptx(code_lines, i):  # (not x86's cpuid, nor AMD's own v_* assembly)
+        m = ASM.search(code)
+        if m and code[: m.start()].count('"') % 2 == 0 and is_ptx(code_lines, i):  # (not in a string; not x86's, AMD's)
             add(i, m.start() + 1, "PC203", "")
         if "#include" in code or "::" in code:
             for rx, equiv in CUDA_LIBS:
