@@ -4,6 +4,7 @@ guards, whether it is GPU code by design. Rules ask; none of them walks the modu
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from ..pyast import catches_import_error, dotted, modules
@@ -13,7 +14,8 @@ KERNEL_LANGUAGES = {"triton", "tilelang"}  # Python packages that write GPU kern
 # Python packages that run on a GPU only: TensorRT, PyCUDA and MS-AMP on NVIDIA's; Transformer Engine on NVIDIA's and
 # AMD's (ROCm/TransformerEngine). A module that cannot import without one runs nowhere else.
 GPU_ONLY_PACKAGES = {"tensorrt", "pycuda", "msamp", "transformer_engine"}
-OTHER_VENDOR = re.compile(r"\b(hpu|npu|xpu|mlu|habana\w*|gaudi|ascend)\b", re.I)  # Gaudi, Ascend, Intel, ...
+# Gaudi, Ascend, Intel, ...: a name or word (use_torch_npu, test_on_npu.py) or a package (torch_npu, habana_frameworks)
+OTHER_VENDOR = re.compile(r"(?<![A-Za-z0-9])(hpu|npu|xpu|mlu|habana\w*|gaudi|ascend)(?![A-Za-z0-9])", re.I)
 
 
 class PyModule:
@@ -46,7 +48,14 @@ class PyModule:
         return self.guards.guarded(node)
 
     def in_other_vendor_branch(self, node) -> bool:
-        return any(a <= node.lineno <= b for a, b in self.other_vendor)
+        """Is ``node`` code for another vendor's accelerator: in a branch that tests for one (`if use_torch_npu:`),
+        in a module that cannot run without its torch package (torch_npu), or whose file name says it is for one?"""
+        other_import = any(OTHER_VENDOR.search(m) for m in self.required)
+        return (
+            other_import
+            or bool(OTHER_VENDOR.search(os.path.basename(self.path)))
+            or any(a <= node.lineno <= b for a, b in self.other_vendor)
+        )
 
     def expand(self, name: str) -> str:
         """A dotted name with its import alias resolved: xops.memory_efficient_attention -> xformers.ops.(same)."""
@@ -86,6 +95,7 @@ class PyModule:
         # packages this module only ever imports opt-in: their use is opt-in too
         self.optional = {top for i, top in imported if i in opt_in} - {top for i, top in imported if i not in opt_in}
         self.triton = any(top == "triton" for _, top in imported)
+        self.required = {top for i, top in imported if i not in opt_in}  # the packages it cannot run without
 
     def _gpu_only(self) -> str:
         """Why the module is GPU code by design ("" when it is not): it imports a GPU-only library at its top; or it
