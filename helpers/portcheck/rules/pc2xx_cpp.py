@@ -58,8 +58,11 @@ MASK32 = re.compile(
 )
 MASK32_VARIABLE = re.compile(  # a 32-bit mask kept in a variable (or a parameter's default): reported where it is used
     rf"\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?(\w*(?:mask|MASK|Mask)\w*)\s*=\s*{_MASK}"  # mask = ~0u
-    r"|\b(?:unsigned(?:\s+int)?|uint32_t|int)\s+(\w+)\s*=\s*__activemask\s*\("  # (HIP's returns unsigned long long)
 )
+# HIP's __activemask() returns unsigned long long: right as a *_sync mask or in 64 bits, not kept in 32 (`uint m[1];
+# m[0] = __activemask();`, TVM's generated reductions)
+ACTIVEMASK = re.compile(r"__activemask\s*\(")
+WIDE = re.compile(r"(?:__\w+_sync\s*\(|\b(?:long\s+long|u?int64_t|auto)\s+\w+\s*=)\s*$")
 CUDA_LIBS = (
     (re.compile(r"cublasLt|cublas_v2\.h.*Lt"), "cuBLASLt -> hipBLASLt"),
     (re.compile(r"\bcutlass\b", re.I), "CUTLASS -> Composable Kernel (CK)"),
@@ -132,7 +135,7 @@ def _used_mask(m: re.Match | None, i: int, code_lines: list[str], not_rocm: set[
     __shfl_xor_sync only under `#if CUDA_VERSION >= 9000`)."""
     if not m or not re.search(r"[(,]\s*$", m.string[: m.start()]):
         return m  # (a variable or constant: other files may use it)
-    use = re.compile(rf"__\w+_sync\s*\(\s*{m[1] or m[2]}\b")
+    use = re.compile(rf"__\w+_sync\s*\(\s*{m[1]}\b")
     for n in range(i, len(code_lines) + 1):
         if n not in not_rocm and use.search(code_lines[n - 1]):
             return m
@@ -153,7 +156,9 @@ def check(path: str, source: str, add) -> None:
         code = raw.split("//", 1)[0]
         if i not in wave32:  # (a warp of 32 is right in code built only for RDNA's wave32 GPUs)
             _pc201(i, code, groups, hardware, add)
-        if m := MASK32.search(code) or _used_mask(MASK32_VARIABLE.search(code), i, code_lines, not_rocm):
+        active = ACTIVEMASK.search(code)
+        active = active if active and not WIDE.search(code[: active.start()]) else None
+        if m := MASK32.search(code) or _used_mask(MASK32_VARIABLE.search(code), i, code_lines, not_rocm) or active:
             add(i, m.start() + 1, "PC202", "")
         m = ASM.search(code)
         if m and code[: m.start()].count('"') % 2 == 0 and is_ptx(code_lines, i):  # (not in a string; not x86's, AMD's)
