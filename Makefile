@@ -142,8 +142,8 @@ nbval: $(DEV_STAMP)
 # On a 2-core machine like CI's: the environments side by side (pip installing torch keeps one core busy, the site's
 # environment and Chromium take the other), then lint and the unit tests, which use both cores (TEST_WORKERS), then the
 # lessons (NBVAL_WORKERS) beside the site's check. Each step's output is printed whole when it ends (-Otarget). From a
-# fresh clone on such a machine this took 442 s (510 s with torch's default threads in the tests and the lessons one
-# after another); one step after another, with pip compiling alone, it took 739 s.
+# fresh clone on such a machine this took 390-440 s in four runs (510 s with torch's default threads in the tests and
+# the lessons one after another); one step after another, with pip compiling alone, it took 739 s.
 test:
 	@$(MAKE) --no-print-directory -j4 -Otarget $(DEV_STAMP) $(SITE_VENV)/.stamp browser $(SARIF_SCHEMA)
 	@$(MAKE) --no-print-directory lint unit

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from .context.build import (
     SOURCE,
     build_definitions,
-    cmake_rocm_branch,
+    cmake_lines,
     cmake_sources,
     cuda_only_folders,
     rocm_definitions,
@@ -107,7 +107,7 @@ class Project:
         self.rocm_defines[0].update(rocm)
         self.rocm_defines[1].update(elsewhere)
         sources = cmake_sources(path, text)
-        self.rocm_builds |= {path} if sources["rocm"] or cmake_rocm_branch(text) else set()
+        self.rocm_builds |= {path} if any(kind == "rocm" for _, kind in cmake_lines(text)) else set()
         known = sources["rocm"] and not re.search(r"hipify", text, re.I)  # (a hipify() step compiles copies of them)
         for kind, names in sources.items():
             for name in names:

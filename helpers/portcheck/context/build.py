@@ -10,6 +10,8 @@ import re
 SOURCE = re.compile(r"[\w./-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp)")  # a C++/CUDA file named in setup.py
 BUILD_DEFINE = re.compile(r"-D\s*(\w+)|compile_definitions\s*\(([^)]*)\)|add_definitions\s*\(([^)]*)\)")
 ROCM_NAME = re.compile(r"(^|_)(rocm|hip)(_|$)", re.I)  # a name that says ROCm: IS_ROCM, is_hip, FAISS_ENABLE_ROCM
+CUDA_NAME = re.compile(r"(^|_)cuda(_|$)", re.I)  # BUILD_CUDA, USE_CUDA, CUDA_FOUND
+CMAKE_SOURCE = re.compile(r"[\w./${}-]+\.(?:cu|cpp|cc|cxx|c|hip)\b")  # a source file named in a CMake file
 
 
 def build_definitions(text: str) -> set[str]:
@@ -19,25 +21,12 @@ def build_definitions(text: str) -> set[str]:
 
 
 def rocm_definitions(text: str) -> tuple[set[str], set[str]]:
-    """The macros a CMake file defines inside an `if()` branch taken only when building for ROCm (its condition names
-    ROCm or HIP, with no NOT or OR: faiss's `if(FAISS_ENABLE_ROCM)` / `add_definitions(-DUSE_AMD_ROCM)`), and the
-    macros it defines elsewhere. One line at a time: a definition spread over lines counts for neither."""
-    rocm, elsewhere, branches = set(), set(), []  # branches: the condition of each open if() (NOT: its else())
-    for line in text.splitlines():
-        code = line.split("#", 1)[0].strip()
-        if m := re.match(r"(if|elseif|else|endif)\s*\((.*)", code, re.I):
-            word = m[1].lower()
-            if word == "if":
-                branches.append(m[2])
-            elif branches and word == "endif":
-                branches.pop()
-            elif branches:
-                branches[-1] = m[2] if word == "elseif" else "NOT"
-            continue
-        names = build_definitions(code)
-        on_rocm = any(any(map(ROCM_NAME.search, re.findall(r"\w+", c))) and not re.search(r"\b(NOT|OR)\b", c, re.I)
-                      for c in branches)  # fmt: skip
-        (rocm if on_rocm else elsewhere).update(names)
+    """The macros a CMake file defines inside an `if()` branch taken only when building for ROCm (faiss's
+    `if(FAISS_ENABLE_ROCM)` / `add_definitions(-DUSE_AMD_ROCM)`), and the macros it defines elsewhere. One line at a
+    time: a definition spread over lines counts for neither."""
+    rocm, elsewhere = set(), set()
+    for code, kind in cmake_lines(text):
+        (rocm if kind == "rocm" else elsewhere).update(build_definitions(code))
     return rocm, elsewhere
 
 
@@ -131,32 +120,20 @@ def runs_nvcc(tree: ast.AST, source: str) -> int | None:
     return None
 
 
-CMAKE_SOURCE = re.compile(r"[\w./${}-]+\.(?:cu|cpp|cc|cxx|c|hip)\b")
-CUDA_NAME = re.compile(r"(^|_)cuda(_|$)", re.I)  # BUILD_CUDA, USE_CUDA, CUDA_FOUND
-
-
-def cmake_sources(path: str, text: str) -> dict[str, set[str]]:
-    """The source files a CMake file names, by the builds that compile them: "rocm" (inside an `if()` whose condition
-    names ROCm or HIP, with no NOT or OR), "cuda" (inside one that names CUDA and not ROCm, `NOT USE_ROCM`, or the
-    `else` of a ROCm one), "both" (anywhere else). Paths joined to the file's folder (`${CMAKE_SOURCE_DIR}/`
-    dropped). One line at a time, like rocm_definitions."""
-    found: dict[str, set[str]] = {"cuda": set(), "rocm": set(), "both": set()}
-    branches: list[list] = []  # per open if(): [this branch's kind or None, was an earlier branch ROCm's?]
+def cmake_lines(text: str) -> list[tuple[str, str]]:
+    """Each line of a CMake file but its if()/elseif()/else()/endif(), comments cut, with the builds that run it:
+    "rocm" (inside an `if()` whose condition names ROCm or HIP, with no NOT or OR: `if(USE_ROCM)`, `elseif(BUILD_HIP)`),
+    "cuda" (inside one that names CUDA and not ROCm, `if(NOT USE_ROCM)`, or the `else()` of a ROCm one), "both"."""
+    found, branches = [], []  # branches: per open if(), [this branch's kind or None, was an earlier branch ROCm's?]
     for line in text.splitlines():
         code = line.split("#", 1)[0].strip()
         if m := re.match(r"(if|elseif|else|endif)\s*\((.*)", code, re.I):
             word, cond = m[1].lower(), m[2]
-            words = re.findall(r"\w+", cond)
-            plain = not re.search(r"\b(NOT|OR)\b", cond, re.I)
+            words, plain = re.findall(r"\w+", cond), not re.search(r"\b(NOT|OR)\b", cond, re.I)
             rocm = any(map(ROCM_NAME.search, words))
-            not_rocm = rocm and re.fullmatch(r"\s*NOT\s+\w+\s*\)?", cond)  # if(NOT USE_ROCM)
-            kind = (
-                "rocm"
-                if plain and rocm
-                else "cuda"
-                if plain and any(map(CUDA_NAME.search, words)) or not_rocm
-                else None
-            )
+            not_rocm = rocm and re.fullmatch(r"\s*NOT\s+\w+\s*\)?", cond)
+            cuda = plain and any(map(CUDA_NAME.search, words)) or not_rocm
+            kind = "rocm" if plain and rocm else "cuda" if cuda else None
             if word == "if":
                 branches.append([kind, kind == "rocm"])
             elif branches and word == "endif":
@@ -166,18 +143,18 @@ def cmake_sources(path: str, text: str) -> dict[str, set[str]]:
                 branches[-1] = [kind or ("cuda" if before else None), before or kind == "rocm"]
             continue
         kinds = {b[0] for b in branches} - {None}
-        where = "rocm" if "rocm" in kinds else "cuda" if "cuda" in kinds else "both"
-        for name in CMAKE_SOURCE.findall(code):
-            found[where].add(os.path.normpath(os.path.join(os.path.dirname(path), re.sub(r"^\$\{\w+\}/", "", name))))
+        found.append((code, "rocm" if "rocm" in kinds else "cuda" if "cuda" in kinds else "both"))
     return found
 
 
-def cmake_rocm_branch(text: str) -> bool:
-    """Has a CMake file an `if()` (or `elseif()`) taken only when building for ROCm (`if(USE_ROCM)`)?"""
-    return any(
-        any(map(ROCM_NAME.search, re.findall(r"\w+", cond))) and not re.search(r"\b(NOT|OR)\b", cond, re.I)
-        for cond in re.findall(r"^\s*(?:else)?if\s*\((.*)\)", text, re.M | re.I)
-    )
+def cmake_sources(path: str, text: str) -> dict[str, set[str]]:
+    """The source files a CMake file names, by the builds that compile them (cmake_lines): "rocm", "cuda", "both".
+    Paths joined to the file's folder (`${CMAKE_SOURCE_DIR}/` dropped)."""
+    found: dict[str, set[str]] = {"cuda": set(), "rocm": set(), "both": set()}
+    for code, kind in cmake_lines(text):
+        for name in CMAKE_SOURCE.findall(code):
+            found[kind].add(os.path.normpath(os.path.join(os.path.dirname(path), re.sub(r"^\$\{\w+\}/", "", name))))
+    return found
 
 
 def setup_definitions(tree: ast.AST) -> tuple[set[str], set[str]]:
