@@ -697,3 +697,33 @@ def test_coloured_tracebacks_read_like_plain_ones(tmp_path):
         .fix[0]
         .startswith("Search the issue trackers for: 'IndexError: boom'")
     )
+
+
+def test_who_printed_the_error_decides_its_category():
+    """The same words mean another failure depending on who prints them: an MLIR error at a .py location is Triton's
+    compiler (no C++ compiler compiles Python), an error in a header of comgr's run-time include folder is MIOpen
+    compiling its own kernel, lld's "undefined symbol" is a build's link (not a library loaded at import), LLVM's
+    "out of memory" is host memory, and pip naming the pytorch-triton-rocm package is no Triton failure."""
+    triton = diagnose("/w/kernels/attn.py:242:0: error: Failures have been detected while processing an MLIR pass")
+    assert triton.category == "triton_rocm"
+    assert diagnose("/w/csrc/attn.cpp:242:10: error: use of undeclared identifier '__shfl_xor_sync'").category == (
+        "extension_build"
+    )
+    miopen = diagnose("/tmp/comgr-4a1b2c/include/miopen_utility.hpp:12:10: fatal error: 'x.h' file not found")
+    assert miopen.category == "miopen"
+    assert diagnose("/tmp/comgr-4a1b2c/include/hiprtc_runtime.h:1447:46: error: no template").category != "miopen"
+    assert diagnose("ld.lld: error: undefined symbol: hipblasCreate").category == "extension_build"
+    assert diagnose("ImportError: ext.so: undefined symbol: hipblasCreate").category == "shared_lib_load"
+    assert diagnose("LLVM ERROR: out of memory").category == "unknown"
+    assert diagnose("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB").category == (
+        "out_of_memory"
+    )
+    pip = "ERROR: Could not find a version that satisfies the requirement pytorch-triton-rocm==2.2.0 (from torch)"
+    assert diagnose(pip).category == "unknown"
+
+
+def test_an_old_glibc_and_an_old_kernel_driver_are_named():
+    glibc = diagnose("OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by x.so)")
+    assert glibc.category == "cxx_runtime" and any("ldd --version" in f for f in glibc.fix)
+    driver = diagnose("HSA Error:  Incompatible kernel and userspace, AMD Radeon VII disabled. Upgrade amdgpu.")
+    assert driver.category == "device_permissions" and "kernel driver" in driver.cause
