@@ -7,7 +7,8 @@ from reading the code and the build that compiles it, whether a finding's line b
 run, or computes wrong). A PC101 finding never does: a hard-coded GPU runs unchanged on ROCm. Lines that break but
 got no error finding ("missed") count for recall. ``--portcheck PATH`` scans with the portcheck found under PATH (an
 older checkout) instead of this one. Prints, per rule and in all: error findings, labelled, breaking, precision;
-then recall over every known breaking line.
+then the same weighted by how many errors each labelled project has (where labels are a sample of each
+project's findings), and recall over every known breaking line.
 """
 
 from __future__ import annotations
@@ -56,10 +57,11 @@ def main() -> None:
     from helpers.portcheck import scan
 
     labels, breaking, repos = load(a.labels)
-    per_rule, reported, unlabelled = Counter(), set(), []
+    per_rule, per_repo, reported, unlabelled = Counter(), Counter(), set(), []
     for repo in repos:
         for path, line, rule in errors(scan, a.src / repo.replace("/", "+")):
             reported.add((repo, path, line))
+            per_repo[repo, "errors"] += 1
             key = (repo, path, line, rule)
             if rule == "PC101":
                 labels[key] = False  # runs unchanged on ROCm, by definition
@@ -68,6 +70,8 @@ def main() -> None:
             if key in labels:
                 per_rule[rule, "labelled"] += 1
                 per_rule[rule, "breaks"] += labels[key]
+                per_repo[repo, "labelled"] += 1
+                per_repo[repo, "breaks"] += labels[key]
             else:
                 unlabelled.append(key)
     rules = sorted({r for r, _ in per_rule})
@@ -77,6 +81,10 @@ def main() -> None:
         keys = ("errors", "labelled", "breaks")
         n = [sum(per_rule[x, k] for x in rules) if r == "all" else per_rule[r, k] for k in keys]
         print(f"{r:6} {n[0]:7d} {n[1]:9d} {n[2]:7d} {n[2] / n[1] if n[1] else 0:10.1%}")
+    sampled = [r for r in repos if per_repo[r, "labelled"]]
+    weight = sum(per_repo[r, "errors"] for r in sampled)
+    share = sum(per_repo[r, "errors"] * per_repo[r, "breaks"] / per_repo[r, "labelled"] for r in sampled)
+    print(f"weighted by each project's error count: {share / weight if weight else 0:.1%} (of {weight} errors)")
     hit = len(breaking & reported)
     print(f"recall: {hit} of {len(breaking)} known breaking lines reported at error ({hit / len(breaking):.1%})")
     if unlabelled:

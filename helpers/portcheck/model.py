@@ -48,7 +48,8 @@ CONTEXT = {
                  "GPU-only library at its top, and never tests for a GPU)"),
     "cuda_only_build": ("info", "the project builds for ROCm, but not this file: its setup.py compiles the folder only "
                         "for CUDA, its CMake files name the file only in CUDA branches, or the folder's own setup.py "
-                        "runs nvcc and names nothing for ROCm (or only such files #include this header)"),
+                        "runs nvcc and names nothing for ROCm (or only such files, or headers that no source file "
+                        "reaches, #include this header)"),
     "unused_header": ("info", "a header that no scanned source includes and no setup.py names: no build of this "
                       "project compiles it"),
     "cuda_only_macro": ("info", "in a branch the project's own macros keep from HIP: one no build file defines and the "

@@ -63,6 +63,9 @@ class Project:
         self.shared_folders: set[str] = set()  # folders of the sources a ROCm-building setup.py compiles there
         self.cmake_kinds: dict[str, set] = defaultdict(set)  # source -> the builds CMake files name it in
         self.includers: dict[str, set] = defaultdict(set)  # a file name -> the sources that #include it
+        self.includes: dict[str, set] = {}  # a C++ file -> what it #includes, as written ("op/copy.h")
+        self.named: dict[str, set] = defaultdict(set)  # a file name -> the C++ files of that name
+        self._reached: set[str] | None = None  # (when first asked) the files a source file reaches through #include
         self._not_built: dict[str, str | None] = {}
         self.included: set[str] = set()  # the file names that some scanned source #includes or a setup.py names
         self.hash_included: set[str] = set()  # the file names that some scanned source #includes
@@ -83,6 +86,8 @@ class Project:
         if kind == "cpp":
             self.cpp_files += 1
             text = data.decode("utf-8", "replace")
+            self.includes[os.path.normpath(path)] = set(INCLUDE.findall(text))
+            self.named[os.path.basename(path)].add(os.path.normpath(path))
             for h in INCLUDE.findall(text):
                 self.includers[os.path.basename(h)].add(path)
             self.hash_included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
@@ -158,7 +163,34 @@ class Project:
         users = self.includers.get(os.path.basename(path), set()) - {path}
         if path.endswith(HEADER) and users and all(self.built_for_cuda_only(u) for u in users):
             return f"only sources no ROCm build compiles #include it ({os.path.basename(min(users))}, ...)"
+        reached = self.reached() if path.endswith(HEADER) and users and self.rocm_builds else None
+        if reached and os.path.normpath(path) not in reached:
+            return f"only headers that no source file reaches #include it ({os.path.basename(min(users))}, ...)"
         return None
+
+    def reached(self) -> set[str]:
+        """The scanned C++ files that a source file (not a header) is or #includes, directly or through headers. A
+        header outside it is compiled only by code that is not in the scan: code generated at build or run time
+        (tilelang's CUDA templates, which only its CUDA code generator #includes), or another project's."""
+        if self._reached is None:
+            todo = [p for p in self.includes if not p.endswith(HEADER)]
+            self._reached = set(todo)
+            while todo:
+                path = todo.pop()
+                for name in self.includes[path]:
+                    found = self._resolve(path, name) - self._reached
+                    self._reached |= found
+                    todo += found
+        return self._reached
+
+    def _resolve(self, path: str, name: str) -> set[str]:
+        """The scanned files that `#include "name"` in ``path`` may read: the one beside ``path`` where there is one
+        (as the compiler looks first), else every file whose path ends with ``name`` (an include folder's)."""
+        beside = os.path.normpath(os.path.join(os.path.dirname(path), name))
+        if beside in self.includes:
+            return {beside}
+        tail = os.sep + os.path.normpath(name).lstrip("./" + os.sep)
+        return {p for p in self.named[os.path.basename(name)] if ("/" + p).endswith(tail)}
 
     def _rocm_only_elsewhere(self, home: str) -> bool:
         """Does a build file build for ROCm, and none in ``home`` (a setup.py's folder) or below it?"""
