@@ -35,6 +35,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 # #define NAME, and its value when it is one integer (`#define CC_TURING 750`, not `#define F(x)` or `#define N 2 * K`)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]+(\d+)[uUlL]*[ \t]*(?://.*)?$)?", re.M)
 HEADER = (".h", ".cuh", ".hpp", ".inl")
+# A name written as a declaration or definition: after a type or qualifier on its line (`void st_shared<4>(`,
+# `DEVICE float* f(`), not after a statement word (`return f(`) nor as a product (`a * f(x)`).
+DECLARED = re.compile(r"\b(\w+)(?:[ \t]+[*&]*|[*&]+[ \t]+)(\w+)\s*[(<]")
+# (`x.template f<1>(` is a call; `template void f<1>(int);`, an explicit instantiation, generates f<1>)
+STATEMENT = {"return", "else", "do", "case", "new", "delete", "throw", "goto", "template", "co_return", "co_yield"}
+INSTANTIATION = re.compile(r"^[ \t]*template[ \t]+(?=\w).*", re.M)
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
     r"^[ \t]*#[ \t]*define[ \t]+__\w+_sync\b"
@@ -77,7 +83,7 @@ class Project:
         self.build_defines: set[str] = set()  # macros a build file defines (-DNAME, compile_definitions(NAME))
         self.rocm_defines: tuple[set, set] = (set(), set())  # CMake's, only in ROCm branches / elsewhere
         self._macros, self._rocm, self._values = None, ROCM_MACROS, {}  # (when first asked: all files read)
-        self._dead, self._names, self._uses = {}, {}, {}
+        self._dead, self._names, self._declared, self._uses = {}, {}, {}, {}
 
     def add_file(self, path: str, rel: str, data: bytes, kind: str | None) -> None:
         """``rel``: the file's path inside the folder scanned (folders above it never count)."""
@@ -240,30 +246,33 @@ class Project:
         """Is ``line`` in a branch that only the project's own macros (``macros``) keep from HIP?"""
         return path in self.cpp_text and line in self.dead(path)
 
-    def names(self, path: str) -> Counter:
+    def names(self, path: str | None) -> tuple[Counter, Counter]:
         """How often each name is written before "(" or "<" in the code HIP compiles of ``path`` (or, for None, of
-        every file): calls, and the definitions themselves."""
+        every file): calls and definitions; and how often as a declaration or definition (``DECLARED``)."""
         if not self._names:
             self._count()
-        return self._names[path]
+        return self._names[path], self._declared[path]
 
     def macro_uses(self, path: str | None) -> Counter:
-        """How often each #defined name is written in the code HIP compiles of ``path`` (None: every file), its
-        #define included."""
+        """How often each #defined name is written in the code HIP compiles of ``path`` (None: every file), not
+        counting its #define lines."""
         if not self._names:
             self._count()
         return self._uses[path]
 
     def _count(self) -> None:
-        self._names[None], self._uses[None] = Counter(), Counter()
+        self._names[None], self._declared[None], self._uses[None] = Counter(), Counter(), Counter()
         names = {name for sites in self.defines.values() for _, name, _ in sites}
         for p, lines in self.cpp_text.items():
             dead = self.dead(p)
             code = "\n".join("" if i in dead else ln.split("//", 1)[0] for i, ln in enumerate(lines, 1))
             self._names[p] = Counter(re.findall(r"\b(\w+)\s*[(<]", code))
+            declared = DECLARED.findall(INSTANTIATION.sub("", code))
+            self._declared[p] = Counter(name for word, name in declared if word not in STATEMENT)
+            code = re.sub(r"^([ \t]*#[ \t]*define[ \t]+)\w+", r"\1", code, flags=re.M)  # (a #define is no use)
             self._uses[p] = Counter(w for w in re.findall(r"\b[A-Za-z_]\w*", code) if w in names)
-            self._names[None].update(self._names[p])
-            self._uses[None].update(self._uses[p])
+            for counts in (self._names, self._declared, self._uses):
+                counts[None].update(counts[p])
 
     def _own_file(self, path: str) -> str | None:
         """``path`` when only its own code can use what it defines (a source file no other file #includes), else
@@ -281,7 +290,7 @@ class Project:
         if not m:
             return None
         uses = sum(self.macro_uses(p)[m.group(1)] for p in self.readers(path) if p in self.cpp_text)
-        return m.group(1) if uses <= 1 else None
+        return m.group(1) if not uses else None
 
     def readers(self, path: str) -> set[str]:
         """``path`` and the scanned sources that #include it, directly or through other headers: the code that sees
@@ -297,7 +306,9 @@ class Project:
         """No code HIP compiles calls ``name`` (only its definition names it): in its own file when it is an inline or
         static function of a source file (no other file can call it), else in any file."""
         local = INLINE_WORDS.search(header) and self._own_file(path)
-        return self.names(path if local else None)[name] <= 1
+        written, declared = (c[name] for c in self.names(path if local else None))
+        # Uncalled: every mention is a declaration or definition, or the one mention is (its type on the line above).
+        return written == declared or (written == 1 and not declared)
 
     def never_generated(self, path: str, line: int) -> str | None:
         """The function around the inline PTX on ``line`` when no scanned source calls it and the PTX has only "r"

@@ -171,14 +171,15 @@ def without_block_comments(source: str) -> str:
 
 
 CONSTRAINT = re.compile(r'"[=+&]*([a-zA-Z]+)"\s*\(')
-FUNCTION = re.compile(r"\b(\w+)\s*\([^;{}]*\)?\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$")
+# (a name, its template arguments where it is a specialization: `ld_shared<4>(`, its parameters, maybe its "{")
+FUNCTION = re.compile(r"\b(\w+)\s*(?:<[^;{}()]*>)?\s*\([^;{}]*\)?\s*(?:const\s*)?(?:noexcept\s*)?\{?\s*$")
 # (CUTLASS_DEVICE, CUTE_DEVICE and their HOST_DEVICE forms are `__forceinline__ __device__`, with `__host__` too)
 DEVICE_WORDS = re.compile(
     r"__device__|__forceinline__|__global__|\binline\b|\bstatic\b|\btemplate\b|\b(?:CUTLASS|CUTE)_(?:HOST_)?DEVICE\b"
 )
 INLINE_WORDS = re.compile(r"__forceinline__|\binline\b|__inline__|\bstatic\b|\b(?:CUTLASS|CUTE)_(?:HOST_)?DEVICE\b")
 NOT_NAMES = {
-    *("defined", "if", "for", "while", "switch", "return", "sizeof"),
+    *("defined", "if", "for", "while", "switch", "return", "sizeof", "constexpr", "decltype", "static_assert"),
     *("asm", "__asm__", "volatile", "__volatile__"),
 }
 
@@ -230,12 +231,17 @@ def asm_constraints(lines: list[str], i: int) -> set[str]:
 def function_header(lines: list[str], i: int) -> tuple[str, str] | None:
     """The device function whose body holds line ``i``: (its name, its header): the nearest header above it
     (`__device__ ... name(...) {`, the keywords up to two lines above the name); None when there is none within 40
-    lines, or when it is a kernel (`__global__`: HIP generates code for every kernel, launched or not)."""
+    lines or a top-level block closes in between (a `}` in column 0), or when it is a kernel (`__global__`: HIP
+    generates code for every kernel, launched or not) or an operator (called by syntax, `reducer(a, b)`, never by
+    its name)."""
     for n in range(i - 1, max(i - 41, 0), -1):
+        if lines[n - 1].startswith("}"):
+            return None  # (line i is outside the function above: its header may be a macro, `DEVICE_INLINE`)
         m = None if lines[n - 1].lstrip().startswith("#") else FUNCTION.search(lines[n - 1].split("//", 1)[0])
         header = " ".join(lines[max(n - 3, 0) : n])
         if m and m.group(1) not in NOT_NAMES and DEVICE_WORDS.search(header):
-            return None if "__global__" in lines[n - 1] else (m.group(1), header)
+            called_by_syntax = "__global__" in lines[n - 1] or m.group(1) == "operator"
+            return None if called_by_syntax else (m.group(1), header)
     return None
 
 
