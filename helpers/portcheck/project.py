@@ -38,8 +38,9 @@ HEADER = (".h", ".cuh", ".hpp", ".inl")
 # A name written as a declaration or definition: after a type or qualifier on its line (`void st_shared<4>(`,
 # `DEVICE float* f(`), not after a statement word (`return f(`) nor as a product (`a * f(x)`).
 DECLARED = re.compile(r"\b(\w+)(?:[ \t]+[*&]*|[*&]+[ \t]+)(\w+)\s*[(<]")
-# (`x.template f<1>(` is a call; `template void f<1>(int);`, an explicit instantiation, generates f<1>)
-STATEMENT = {"return", "else", "do", "case", "new", "delete", "throw", "goto", "template", "co_return", "co_yield"}
+# (`x.template f<1>(` is a call; `template void f<1>(int);`, an explicit instantiation, generates f<1>; a macro's
+# body is a use: `#define LANE_MASK lane_mask()`)
+STATEMENT = {"return", "else", "do", "case", "new", "delete", "throw", "goto", "template", "define", "co_return"}
 INSTANTIATION = re.compile(r"^[ \t]*template[ \t]+(?=\w).*", re.M)
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {
@@ -267,9 +268,9 @@ class Project:
             dead = self.dead(p)
             code = "\n".join("" if i in dead else ln.split("//", 1)[0] for i, ln in enumerate(lines, 1))
             self._names[p] = Counter(re.findall(r"\b(\w+)\s*[(<]", code))
+            code = re.sub(r"^([ \t]*#[ \t]*define[ \t]+)\w+", r"\1", code, flags=re.M)  # (a #define is no use)
             declared = DECLARED.findall(INSTANTIATION.sub("", code))
             self._declared[p] = Counter(name for word, name in declared if word not in STATEMENT)
-            code = re.sub(r"^([ \t]*#[ \t]*define[ \t]+)\w+", r"\1", code, flags=re.M)  # (a #define is no use)
             self._uses[p] = Counter(w for w in re.findall(r"\b[A-Za-z_]\w*", code) if w in names)
             for counts in (self._names, self._declared, self._uses):
                 counts[None].update(counts[p])
@@ -303,8 +304,8 @@ class Project:
         return seen
 
     def _uncalled(self, path: str, name: str, header: str) -> bool:
-        """No code HIP compiles calls ``name`` (only its definition names it): in its own file when it is an inline or
-        static function of a source file (no other file can call it), else in any file."""
+        """No code HIP compiles calls ``name`` (only its declarations and definitions name it): in its own file when it
+        is an inline or static function of a source file (no other file can call it), else in any file."""
         local = INLINE_WORDS.search(header) and self._own_file(path)
         written, declared = (c[name] for c in self.names(path if local else None))
         # Uncalled: every mention is a declaration or definition, or the one mention is (its type on the line above).
