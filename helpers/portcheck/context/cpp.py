@@ -240,8 +240,8 @@ def function_header(lines: list[str], i: int) -> tuple[str, str] | None:
         m = None if lines[n - 1].lstrip().startswith("#") else FUNCTION.search(lines[n - 1].split("//", 1)[0])
         header = " ".join(lines[max(n - 3, 0) : n])
         if m and m.group(1) not in NOT_NAMES and DEVICE_WORDS.search(header):
-            called_by_syntax = "__global__" in lines[n - 1] or m.group(1) == "operator"
-            return None if called_by_syntax else (m.group(1), header)
+            kernel_or_operator = "__global__" in lines[n - 1] or m.group(1) == "operator"
+            return None if kernel_or_operator else (m.group(1), header)
     return None
 
 
