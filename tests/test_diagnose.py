@@ -558,11 +558,19 @@ def test_a_build_for_nvidia_gpus_is_said_to_be_no_rocm_problem():
         'cublas_v2.h"'
     )
     d = diagnose(log)
-    assert d.category == "unknown" and d.title.startswith("A build for another platform than ROCm (NVIDIA, SPIR-V)")
+    assert d.category == "unknown" and d.title.startswith("HIP code built for another platform than ROCm (NVIDIA")
     assert "nvidia_detail" in d.matched
     # the same CUDA header error in a HIP source (e151's form) is a port that picked up CUDA's headers
     ported = "In file included from /src/kernels.hip:21:\n/usr/local/cuda/include/vector_types.h:175:27: error: x"
     assert diagnose(ported).category == "extension_build"
+
+
+def test_an_error_from_chipstar_is_no_rocm_error_whatever_hip_error_it_names():
+    # chipStar runs HIP on SPIR-V (here an Intel GPU, e810): its hipErrorOutOfMemory is not ROCm's out of memory
+    log = "CHIP error : hipErrorOutOfMemory (CL_OUT_OF_RESOURCES) in CHIPBackendOpenCL.cc:1693:launchImpl"
+    d = diagnose(log)
+    assert d.category == "unknown" and "chipStar" in d.cause and "CHIPBackendOpenCL.cc" in d.matched
+    assert diagnose("RuntimeError: HIP error: hipErrorOutOfMemory").category == "out_of_memory"
 
 
 def test_blas_status_names_the_library_and_a_bf16_gemm_the_dtype():
