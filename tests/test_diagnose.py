@@ -45,6 +45,11 @@ REAL = [
     ("RuntimeError: Placeholder storage has not been allocated on MPS device!", "device_mismatch"),
     ("NotImplementedError: \"add_stub\" not implemented for 'Float8_e4m3fn'", "dtype_unsupported"),
     ("RuntimeError: linalg.inv: Low precision dtypes not supported. Got BFloat16", "dtype_unsupported"),
+    (  # tests/corpus e1504: ATen's hipBLAS dtype check, under Inductor; the dtype is the cause, not Triton
+        "torch._inductor.exc.InductorError: LoweringException: RuntimeError: bgemm input type at::Half and output "
+        "type float is not supported for ROCm",
+        "dtype_unsupported",
+    ),
     ("ModuleNotFoundError: No module named 'flash_attn'", "missing_extension"),
     ("ModuleNotFoundError: No module named 'apex'", "missing_extension"),
     ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "arch_not_supported"),
