@@ -32,6 +32,7 @@ from .context.cpp import (
 )
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+ANGLED = re.compile(r"^\s*#\s*include\s*<([^>]+)>", re.M)
 # #define NAME, and its value when it is one integer (`#define CC_TURING 750`, not `#define F(x)` or `#define N 2 * K`)
 DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:[ \t]+(\d+)[uUlL]*[ \t]*(?://.*)?$)?", re.M)
 HEADER = (".h", ".cuh", ".hpp", ".inl")
@@ -71,10 +72,12 @@ class Project:
         self.cmake_kinds: dict[str, set] = defaultdict(set)  # source -> the builds CMake files name it in
         self.includers: dict[str, set] = defaultdict(set)  # a file name -> the sources that #include it
         self.includes: dict[str, set] = {}  # a C++ file -> what it #includes, as written ("op/copy.h")
+        self.angled: dict[str, set] = {}  # a C++ file -> what it #includes <so>, which is never looked for beside it
+        self._read: set[str] | None = None  # (when first asked) the scanned files some #include reads
         self.named: dict[str, set] = defaultdict(set)  # a file name -> the C++ files of that name
         self._reached: set[str] | None = None  # (when first asked) the files a source file reaches through #include
         self._not_built: dict[str, str | None] = {}
-        self.included: set[str] = set()  # the file names that some scanned source #includes or a setup.py names
+        self.setup_named: set[str] = set()  # the file names a setup.py names
         self.hash_included: set[str] = set()  # the file names that some scanned source #includes
         self.cpp_files = 0
         self.vendored: set[str] = set()  # files inside a third-party folder of a scanned one
@@ -94,11 +97,11 @@ class Project:
             self.cpp_files += 1
             text = data.decode("utf-8", "replace")
             self.includes[os.path.normpath(path)] = set(INCLUDE.findall(text))
+            self.angled[os.path.normpath(path)] = set(ANGLED.findall(text))
             self.named[os.path.basename(path)].add(os.path.normpath(path))
             for h in INCLUDE.findall(text):
                 self.includers[os.path.basename(h)].add(path)
             self.hash_included |= {os.path.basename(h) for h in INCLUDE.findall(text)}
-            self.included |= self.hash_included
             lines = self.cpp_text[path] = without_block_comments(text).splitlines()
             joined = "\n".join(lines)
             self.defines[path] = []
@@ -126,7 +129,7 @@ class Project:
                 self.cmake_kinds[name].add(kind if known or kind == "both" else "unknown")
 
     def _add_setup(self, path: str, text: str) -> None:
-        self.included |= {os.path.basename(s) for s in SOURCE.findall(text)}
+        self.setup_named |= {os.path.basename(s) for s in SOURCE.findall(text)}
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -192,9 +195,10 @@ class Project:
 
     def _resolve(self, path: str, name: str) -> set[str]:
         """The scanned files that `#include "name"` in ``path`` may read: the one beside ``path`` where there is one
-        (as the compiler looks first), else every file whose path ends with ``name`` (an include folder's)."""
+        (as the compiler looks first, for "name" but not for <name>), else every file whose path ends with ``name``
+        (an include folder's)."""
         beside = os.path.normpath(os.path.join(os.path.dirname(path), name))
-        if beside in self.includes:
+        if beside in self.includes and name not in self.angled.get(path, ()):
             return {beside}
         tail = os.sep + os.path.normpath(name).lstrip("./" + os.sep)
         return {p for p in self.named[os.path.basename(name)] if ("/" + p).endswith(tail)}
@@ -205,9 +209,13 @@ class Project:
         return bool(self.rocm_builds) and not inside
 
     def unused_header(self, path: str) -> bool:
-        """A header (.h, .cuh, .hpp, .inl) that no scanned source includes and no setup.py names, in a scan of several
-        C++ files: no build compiles it."""
-        return path.endswith(HEADER) and self.cpp_files > 1 and os.path.basename(path) not in self.included
+        """A header (.h, .cuh, .hpp, .inl) that no scanned file's #include reads and no setup.py names, in a scan of
+        several C++ files: no build compiles it. (Of two headers of one name, `#include "../x.h"` reads one.)"""
+        if not path.endswith(HEADER) or self.cpp_files < 2 or os.path.basename(path) in self.setup_named:
+            return False
+        if self._read is None:
+            self._read = {f for p, names in self.includes.items() for n in names for f in self._resolve(p, n)}
+        return os.path.normpath(path) not in self._read
 
     def macros(self) -> str:
         """CUDA_ONLY_MACROS and the project's own macros that HIP never defines: each #define of them sits in a branch
