@@ -133,10 +133,12 @@ def _used_mask(m: re.Match | None, i: int, code_lines: list[str], not_rocm: set[
     """``m`` (on line ``i``), unless it is a parameter's default that no *_sync call HIP compiles in its function
     takes, up to the function's closing `}` in column 0 (the default mask of Megatron's WARP_SHFL_XOR_NATIVE goes to
     __shfl_xor_sync only under `#if CUDA_VERSION >= 9000`; Open3D's WARP_SHFL_DOWN, one parameter per line)."""
-    before = m.string[: m.start()] if m else ""
+    if not m:
+        return None
+    before = m.string[: m.start()]
     if not before.strip():  # (a parameter on a line of its own: what comes before it ends the line above)
         before = next((ln.split("//", 1)[0] for ln in reversed(code_lines[: i - 1]) if ln.strip()), "")
-    if not m or not re.search(r"[(,]\s*$", before):
+    if not re.search(r"[(,]\s*$", before):
         return m  # (a variable or constant: other files may use it)
     use = re.compile(rf"__\w+_sync\s*\(\s*{m[1]}\b")
     for n in range(i, len(code_lines) + 1):
