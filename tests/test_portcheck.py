@@ -122,7 +122,7 @@ def test_cli_entry_points():
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 7
+    assert r.returncode == 1 and json.loads(r.stdout)["summary"]["PC202"] == 8
 
 
 def test_robust_walk(tmp_path):

@@ -59,6 +59,10 @@ MASK32 = re.compile(
 MASK32_VARIABLE = re.compile(  # a 32-bit mask kept in a variable (or a parameter's default): reported where it is used
     rf"\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?(\w*(?:mask|MASK|Mask)\w*)\s*=\s*{_MASK}"  # mask = ~0u
 )
+# A *_sync call whose mask is a name (`__shfl_xor_sync(mask, v, 1)`, `mask[0]`): HIP's static_assert is on its type
+SYNC_NAMED = re.compile(r"__(?:shfl\w*|ballot|any|all|match\w*)_sync\s*\(\s*(\w+)\s*(?:\[[^\]\n]*\]\s*)?,")
+NARROW = {"int", "unsigned", "uint32_t", "int32_t", "uint"}  # 32-bit integer types (not after long or short)
+STATEMENT_WORDS = {"return", "else", "case", "goto", "throw", "delete", "new", "do", "sizeof", "co_return"}
 # HIP's __activemask() returns unsigned long long: right as a *_sync mask or in 64 bits, not kept in 32 (`uint m[1];
 # m[0] = __activemask();`, TVM's generated reductions)
 ACTIVEMASK = re.compile(r"__activemask\s*\(")
@@ -149,12 +153,28 @@ def _used_mask(m: re.Match | None, i: int, code_lines: list[str], not_rocm: set[
     return None
 
 
+def _narrow_masks(code: str) -> set[str]:
+    """The names passed as a *_sync call's mask that this file declares only with a 32-bit integer type (`int mask`,
+    `uint32_t groupMask`, `unsigned int mask` as a parameter, `uint mask[1]`): a compile error on HIP, whatever the
+    value. A name declared in another file, or also with another type (`MaskT mask`, `uint64_t mask`), is not one."""
+    narrow = set()
+    for name in set(SYNC_NAMED.findall(code)):
+        found = re.findall(rf"(?:\b(\w+)[ \t]+)?\b(\w+)[ \t&]+{name}\b\s*(?=[=;,)\[])", code)
+        types = [(before, word) for before, word in found if word not in STATEMENT_WORDS]
+        if types and all(word in NARROW and before not in ("long", "short") for before, word in types):
+            narrow.add(name)
+    return narrow
+
+
 def check(path: str, source: str, add) -> None:
     """``add(line, col, rule, extra)`` for each finding of one C/C++/CUDA file."""
     code_lines = without_block_comments(source).splitlines()  # (code in a comment is no code)
     not_rocm = rocm_excluded(code_lines) | cuda_arch_only(code_lines)  # (#ifndef USE_ROCM, #if __CUDA_ARCH__)
     wave32 = wave32_only(code_lines)
     groups, hardware = _warp_width(code_lines, not_rocm | wave32)
+    narrow = _narrow_masks(
+        "\n".join("" if i in not_rocm else ln.split("//", 1)[0] for i, ln in enumerate(code_lines, 1))
+    )
     for i, raw in enumerate(code_lines, 1):
         if i in not_rocm:
             continue  # a branch the ROCm build never compiles
@@ -163,8 +183,11 @@ def check(path: str, source: str, add) -> None:
             _pc201(i, code, groups, hardware, add)
         active = ACTIVEMASK.search(code)
         active = active if active and not WIDE.search(code[: active.start()]) else None
+        typed = next((c for c in SYNC_NAMED.finditer(code) if c[1] in narrow), None)
         if m := MASK32.search(code) or _used_mask(MASK32_VARIABLE.search(code), i, code_lines, not_rocm) or active:
             add(i, m.start() + 1, "PC202", "")
+        elif typed:
+            add(i, typed.start() + 1, "PC202", f": {typed[1]} is declared 32-bit in this file")
         m = ASM.search(code)
         if m and code[: m.start()].count('"') % 2 == 0 and is_ptx(code_lines, i):  # (not in a string; not x86's, AMD's)
             add(i, m.start() + 1, "PC203", "")
