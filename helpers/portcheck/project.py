@@ -23,6 +23,7 @@ from .context.cpp import (
     CUDA_ONLY_MACROS,
     INLINE_WORDS,
     ROCM_MACROS,
+    STATEMENT_WORDS,
     asm_constraints,
     cuda_arch_only,
     enclosing_function,
@@ -41,7 +42,7 @@ HEADER = (".h", ".cuh", ".hpp", ".inl")
 DECLARED = re.compile(r"\b(\w+)(?:[ \t]+[*&]*|[*&]+[ \t]+)(\w+)\s*[(<]")
 # (`x.template f<1>(` is a call; `template void f<1>(int);`, an explicit instantiation, generates f<1>; a macro's
 # body is a use: `#define LANE_MASK lane_mask()`)
-STATEMENT = {"return", "else", "do", "case", "new", "delete", "throw", "goto", "template", "define", "co_return"}
+STATEMENT = STATEMENT_WORDS | {"template", "define"}
 INSTANTIATION = re.compile(r"^[ \t]*template[ \t]+(?=\w).*", re.M)
 VENDORED = re.compile(r"third_?party|3rd_?party|vendor(ed)?|external|extern|dependencies", re.I)  # a folder's name
 SHIM = re.compile(  # a definition, on one line: #define __shfl_xor_sync(...) or T __shfl_xor_sync(...) {

@@ -178,6 +178,8 @@ DEVICE_WORDS = re.compile(
     r"__device__|__forceinline__|__global__|\binline\b|\bstatic\b|\btemplate\b|\b(?:CUTLASS|CUTE)_(?:HOST_)?DEVICE\b"
 )
 INLINE_WORDS = re.compile(r"__forceinline__|\binline\b|__inline__|\bstatic\b|\b(?:CUTLASS|CUTE)_(?:HOST_)?DEVICE\b")
+# Words that begin a statement, never a type: `return mask;` declares nothing, `return f(x)` calls f
+STATEMENT_WORDS = {"return", "else", "do", "case", "new", "delete", "throw", "goto", "sizeof", "co_return"}
 NOT_NAMES = {
     *("defined", "if", "for", "while", "switch", "return", "sizeof", "constexpr", "decltype", "static_assert"),
     *("asm", "__asm__", "volatile", "__volatile__"),

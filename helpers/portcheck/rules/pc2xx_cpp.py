@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import re
 
-from ..context.cpp import ASM, cuda_arch_only, is_ptx, rocm_excluded, wave32_only, without_block_comments
+from ..context.cpp import (
+    ASM,
+    STATEMENT_WORDS,
+    cuda_arch_only,
+    is_ptx,
+    rocm_excluded,
+    wave32_only,
+    without_block_comments,
+)
 from ..model import Rule
 
 RULES = [
@@ -52,17 +60,14 @@ _MASK = (  # all 32 lanes in a 32-bit type: 0xffffffff, ~0u, uint32_t(-1), (unsi
     r"(?:0x[fF]{8}[uU]?\b|~0[uU]?\b|u?int32_t\s*\(\s*-1\s*\)"
     r"|\(\s*(?:u?int32_t|unsigned(?:\s+int)?)\s*\)\s*-1\b)"
 )
-MASK32 = re.compile(
-    rf"#\s*define\s+\w*MASK\w*\s+{_MASK}"
-    rf"|__(?:shfl\w*_sync|ballot_sync|any_sync|all_sync|match\w*_sync)\s*\(\s*{_MASK}"
-)
-MASK32_VARIABLE = re.compile(  # a 32-bit mask kept in a variable (or a parameter's default): reported where it is used
+SYNC_CALL = r"__(?:shfl\w*|ballot|any|all|match\w*)_sync\s*\("  # HIP's *_sync functions that take a mask first
+MASK32 = re.compile(rf"#\s*define\s+\w*MASK\w*\s+{_MASK}|{SYNC_CALL}\s*{_MASK}")
+MASK32_VARIABLE = re.compile(  # a 32-bit mask set in a variable (or a parameter's default): reported where it is set
     rf"\b(?:unsigned(?:\s+int)?|uint32_t)\s+(?:const\s+)?(\w*(?:mask|MASK|Mask)\w*)\s*=\s*{_MASK}"  # mask = ~0u
 )
 # A *_sync call whose mask is a name (`__shfl_xor_sync(mask, v, 1)`, `mask[0]`): HIP's static_assert is on its type
-SYNC_NAMED = re.compile(r"__(?:shfl\w*|ballot|any|all|match\w*)_sync\s*\(\s*(\w+)\s*(?:\[[^\]\n]*\]\s*)?,")
+SYNC_NAMED = re.compile(rf"{SYNC_CALL}\s*(\w+)\s*(?:\[[^\]\n]*\]\s*)?,")
 NARROW = {"int", "unsigned", "uint32_t", "int32_t", "uint"}  # 32-bit integer types (not after long or short)
-STATEMENT_WORDS = {"return", "else", "case", "goto", "throw", "delete", "new", "do", "sizeof", "co_return"}
 # HIP's __activemask() returns unsigned long long: right as a *_sync mask or in 64 bits, not kept in 32 (`uint m[1];
 # m[0] = __activemask();`, TVM's generated reductions)
 ACTIVEMASK = re.compile(r"__activemask\s*\(")
